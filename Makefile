@@ -1,0 +1,62 @@
+# otelpfs — see README.md. Every target works from a fresh clone.
+GO        ?= go
+STATICCHECK_VERSION := v0.8.2
+BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
+STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+BENCHSTAT   := $(GO) run golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
+
+# Packages with lock-free or shared state: always tested under -race.
+RACE_PKGS := ./hwclock/... ./rings/... ./memsum/... ./pfscore/... ./instrument/...
+MODULES   := . bench e2e
+
+BENCH      ?= .
+BENCHCOUNT ?= 10
+BENCHTIME  ?= 1s
+
+.PHONY: all demo test unit race portable nested benchsmoke bench e2e lint fmt
+
+all: test
+
+## demo: the demo (for now: this machine's performance_timers)
+demo:
+	$(GO) run ./cmd/pfs timers
+
+## test: everything a contributor keeps green (what CI runs)
+test: lint unit race portable nested benchsmoke
+
+unit:
+	$(GO) test -count=1 ./...
+
+race:
+	$(GO) test -count=1 -race $(RACE_PKGS)
+
+# The fallbacks used where no cycle counter or times(2) exists, compiled here.
+portable:
+	$(GO) test -count=1 -tags hwclock_portable ./hwclock/...
+
+nested:
+	cd bench && $(GO) test -count=1 ./...
+	cd e2e && $(GO) test -count=1 ./...
+
+# Every benchmark once, so none of them rots.
+benchsmoke:
+	$(GO) test -count=1 -run='^$$' -bench=. -benchtime=1x ./...
+	cd bench && $(GO) test -count=1 -run='^$$' -bench=. -benchtime=1x ./...
+
+## bench: the side-by-side benchmarks, summarized with benchstat
+bench:
+	cd bench && $(GO) test -run='^$$' -bench='$(BENCH)' -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) . | tee bench.txt
+	cd bench && $(BENCHSTAT) bench.txt
+
+## e2e: end-to-end tests (verbose)
+e2e:
+	cd e2e && $(GO) test -count=1 -v ./...
+
+## lint: gofmt, go vet and staticcheck on every module
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	for m in $(MODULES); do (cd $$m && $(GO) vet ./... && $(STATICCHECK) ./...) || exit 1; done
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')

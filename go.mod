@@ -1,0 +1,3 @@
+module github.com/otelpfs/otelpfs
+
+go 1.26.0

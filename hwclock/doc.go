@@ -1,0 +1,2 @@
+// Package hwclock provides otelpfs's timers.
+package hwclock

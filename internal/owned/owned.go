@@ -1,0 +1,64 @@
+package owned
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// Uint64 is a 64-bit cell with one writer and any number of readers. The zero
+// value is 0 and ready to use. A Uint64 must not be copied after first use.
+type Uint64 struct {
+	v atomic.Uint64
+}
+
+// Load atomically loads the value. Safe for concurrent use.
+func (w *Uint64) Load() uint64 { return w.v.Load() }
+
+// Set stores x. Only the cell's owner may call it (see the package doc); it
+// is a plain store except under the race detector.
+func (w *Uint64) Set(x uint64) {
+	if raceEnabled {
+		w.v.Store(x)
+		return
+	}
+	*(*uint64)(unsafe.Pointer(&w.v)) = x
+}
+
+// Add adds delta with a plain read-modify-write and returns the new value.
+// Only the owner may call it: two owners would lose updates.
+func (w *Uint64) Add(delta uint64) uint64 {
+	if raceEnabled {
+		return w.v.Add(delta)
+	}
+	p := (*uint64)(unsafe.Pointer(&w.v))
+	*p += delta
+	return *p
+}
+
+// Int64 is the signed form of Uint64, with the same contract.
+type Int64 struct {
+	v atomic.Int64
+}
+
+// Load atomically loads the value. Safe for concurrent use.
+func (w *Int64) Load() int64 { return w.v.Load() }
+
+// Set stores x; owner only.
+func (w *Int64) Set(x int64) {
+	if raceEnabled {
+		w.v.Store(x)
+		return
+	}
+	*(*int64)(unsafe.Pointer(&w.v)) = x
+}
+
+// Add adds delta with a plain read-modify-write and returns the new value;
+// owner only.
+func (w *Int64) Add(delta int64) int64 {
+	if raceEnabled {
+		return w.v.Add(delta)
+	}
+	p := (*int64)(unsafe.Pointer(&w.v))
+	*p += delta
+	return *p
+}
