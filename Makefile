@@ -6,7 +6,7 @@ STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSIO
 BENCHSTAT   := $(GO) run golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
 
 # Packages with lock-free or shared state: always tested under -race.
-RACE_PKGS := ./hwclock/... ./rings/... ./memsum/... ./pfscore/... ./instrument/...
+RACE_PKGS := ./internal/owned/... ./hwclock/... ./rings/... ./memsum/... ./pfscore/... ./instrument/...
 MODULES   := . bench e2e
 
 BENCH      ?= .
@@ -30,9 +30,11 @@ unit:
 race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
 
-# The fallbacks used where no cycle counter or times(2) exists, compiled here.
+# The fallbacks used where no cycle counter or times(2) exists, tested here;
+# and the arm64 build (its assembly) checked by cross-compiling.
 portable:
 	$(GO) test -count=1 -tags hwclock_portable ./hwclock/...
+	GOARCH=arm64 $(GO) vet ./...
 
 nested:
 	cd bench && $(GO) test -count=1 ./...
