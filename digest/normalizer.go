@@ -1,0 +1,189 @@
+package digest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"sync"
+	"unsafe"
+)
+
+// Version names the normalization rules: the lexer, the reductions, the
+// keyword spellings and the token numbering the DIGEST hashes. Every Result
+// carries it. It changes whenever a rule change could give a statement a
+// different DIGEST or DIGEST_TEXT, so that stored digests and dashboards
+// keyed by them are never re-keyed silently: a consumer seeing a new Version
+// knows old and new digests are not comparable.
+const Version = "mysql80-1"
+
+// Digest is a statement's DIGEST: the SHA-256 of its normalized token
+// stream.
+type Digest [32]byte
+
+// Hex returns the digest as 64 lower-case hex characters, as MySQL prints
+// DIGEST.
+func (d Digest) Hex() string { return hex.EncodeToString(d[:]) }
+
+// String returns d.Hex().
+func (d Digest) String() string { return d.Hex() }
+
+// AppendHex appends the 64 hex characters of d to dst.
+func (d Digest) AppendHex(dst []byte) []byte { return hex.AppendEncode(dst, d[:]) }
+
+// MarshalText implements encoding.TextMarshaler with the hex form.
+func (d Digest) MarshalText() ([]byte, error) { return d.AppendHex(nil), nil }
+
+// IsZero reports whether d is the zero Digest (no digest).
+func (d Digest) IsZero() bool { return d == Digest{} }
+
+// Result is the digest of one statement.
+type Result struct {
+	// Text is DIGEST_TEXT. It aliases the Normalizer's buffer: it is valid
+	// until the Normalizer's next call; copy it to keep it.
+	Text []byte
+	// Digest is DIGEST, the SHA-256 of the token stream.
+	Digest Digest
+	// TokenBytes is the length of the token stream as counted against
+	// max_digest_length. 0 means the statement has no tokens (MySQL shows
+	// NULL for DIGEST and DIGEST_TEXT then).
+	TokenBytes int
+	// Truncated reports that the token stream hit max_digest_length and
+	// the rest of the statement was dropped.
+	Truncated bool
+	// Version is the normalizer Version that produced this result.
+	Version string
+}
+
+// A Normalizer computes statement digests. It keeps its buffers between
+// calls, so that in steady state a call allocates nothing.
+//
+// A Normalizer is not safe for concurrent use: give each goroutine its own,
+// or take them from a sync.Pool (the package-level functions do).
+type Normalizer struct {
+	cfg  config
+	lx   mysqlLexer
+	st   stream
+	text []byte
+}
+
+// New returns a Normalizer configured by opts.
+func New(opts ...Option) *Normalizer {
+	n := &Normalizer{cfg: newConfig(opts)}
+	n.st.reset(n.cfg.maxDigestLength)
+	n.text = make([]byte, 0, 256)
+	return n
+}
+
+// Normalize computes the digest of one SQL statement.
+func (n *Normalizer) Normalize(sql string) Result {
+	n.tokenize(sql)
+	r := Result{
+		TokenBytes: len(n.st.buf),
+		Truncated:  n.st.full,
+		Version:    Version,
+	}
+	r.Digest = sha256.Sum256(n.st.buf)
+	pfs := len(n.st.buf)
+	if pfs > n.cfg.pfsMaxDigestLength {
+		pfs = n.cfg.pfsMaxDigestLength
+	}
+	n.text = renderText(n.text[:0], n.st.buf[:pfs])
+	r.Text = n.text
+	return r
+}
+
+// NormalizeBytes is Normalize for a statement held in a byte slice. The
+// Normalizer does not keep sql.
+func (n *Normalizer) NormalizeBytes(sql []byte) Result {
+	if len(sql) == 0 {
+		return n.Normalize("")
+	}
+	return n.Normalize(unsafe.String(&sql[0], len(sql)))
+}
+
+// tokenize fills n.st with the normalized token stream of sql.
+func (n *Normalizer) tokenize(sql string) {
+	st := &n.st
+	st.reset(n.cfg.maxDigestLength)
+	lx := &n.lx
+	lx.reset(sql, n.cfg.sqlMode, n.cfg.serverVersion)
+	if st.max == 0 {
+		return
+	}
+	prev := tokNone // the last token the lexer returned, before reductions
+	var pending token
+	havePending := false
+	for !st.full {
+		var t token
+		if havePending {
+			t, havePending = pending, false
+		} else {
+			t = lx.next()
+		}
+		switch t.kind {
+		case kEnd:
+			st.end()
+			return
+		case kAbort:
+			return
+		case kNumber:
+			st.addNumber()
+			prev = tokValue
+		case kValue:
+			st.addValue()
+			prev = tokValue
+		case kNull:
+			if nullIsValueAfter[prev] {
+				st.addNullValue()
+				prev = tokValue
+			} else {
+				st.addToken(kwNull)
+				prev = kwNull
+			}
+		case kIdent:
+			st.addIdent(tokIdent, sql[t.s:t.e], t.quote)
+			prev = tokIdent
+		case kToken:
+			tok := t.tok
+			if tok == kwWith {
+				// WITH ROLLUP is one token; anything else after WITH is
+				// handled on the next turn.
+				pending = lx.next()
+				if pending.kind == kToken && pending.tok == kwRollup {
+					tok = tokWithRollup
+				} else {
+					havePending = true
+				}
+			}
+			st.addToken(tok)
+			prev = tok
+			if tokFlags[tok]&flagHintable != 0 && !havePending {
+				if !n.hints() {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Package-level convenience, backed by a pool of default Normalizers.
+
+var defaultPool = sync.Pool{New: func() any { return New() }}
+
+// StatementDigest returns the DIGEST of sql with the default options, like
+// MySQL's STATEMENT_DIGEST(). It is safe for concurrent use.
+func StatementDigest(sql string) Digest {
+	n := defaultPool.Get().(*Normalizer)
+	d := n.Normalize(sql).Digest
+	defaultPool.Put(n)
+	return d
+}
+
+// StatementDigestText returns the DIGEST_TEXT of sql with the default
+// options, like MySQL's STATEMENT_DIGEST_TEXT(). It is safe for concurrent
+// use.
+func StatementDigestText(sql string) string {
+	n := defaultPool.Get().(*Normalizer)
+	s := string(n.Normalize(sql).Text)
+	defaultPool.Put(n)
+	return s
+}

@@ -1,0 +1,157 @@
+package digest
+
+// Token numbers of the normalized stream. Like MySQL's lex_token_array, a
+// token is a 16-bit number: 0-255 are single-character tokens (the byte
+// itself), named tokens follow. The numbering below is otelpfs's own (MySQL
+// numbers its grammar's tokens in sql_yacc.yy order, which this package does
+// not reproduce); it is part of the hashed stream, so it changes only
+// together with Version.
+const (
+	tokNone uint16 = 0
+
+	// Multi-character operators.
+	tokNE                uint16 = 256 + iota // "!=" and "<>"
+	tokEQ                                    // "="
+	tokLT                                    // "<"
+	tokLE                                    // "<="
+	tokGT                                    // ">"
+	tokGE                                    // ">="
+	tokShiftLeft                             // "<<"
+	tokShiftRight                            // ">>"
+	tokEqualNull                             // "<=>"
+	tokAndAnd                                // "&&"
+	tokOr2                                   // "||" meaning OR (the default sql_mode)
+	tokOrOr                                  // "||" meaning concatenation (PIPES_AS_CONCAT)
+	tokNot2                                  // NOT under HIGH_NOT_PRECEDENCE, printed "!"
+	tokSetVar                                // ":="
+	tokJSONSep                               // "->"
+	tokJSONUnquoted                          // "->>"
+	tokUnderscoreCharset                     // _utf8mb4 and friends, printed "(_charset)"
+	tokWithRollup                            // WITH ROLLUP, folded into one token
+)
+
+// Digest tokens: the reductions' results and the identifier markers. They
+// take the numbers MySQL 8.0 gives them (range_for_digests in
+// sql/gen_lex_token.cc).
+const (
+	tokValue         uint16 = 1100 // ?
+	tokValueList     uint16 = 1101 // ?, ...
+	tokRowSingle     uint16 = 1102 // (?)
+	tokRowSingleList uint16 = 1103 // (?) /* , ... */
+	tokRowMulti      uint16 = 1104 // (...)
+	tokRowMultiList  uint16 = 1105 // (...) /* , ... */
+	tokIdent         uint16 = 1106 // an identifier: token, length, bytes
+	tokIdentAt       uint16 = 1107 // identifier before @ in table@query_block
+	tokHintOpen      uint16 = 1108 // /*+
+	tokHintClose     uint16 = 1109 // */
+	tokInValues      uint16 = 1110 // IN (...)
+	tokUnused        uint16 = 1111 // "no token" for the peeks
+)
+
+const (
+	firstKeywordToken = 300  // main-parser keywords are numbered from here
+	firstHintToken    = 1000 // optimizer-hint keywords, as in MySQL
+	keywordGap        = 1150 // main keywords past 999 skip the digest range
+	maxToken          = 2048
+)
+
+// Token properties, indexed by token number.
+const (
+	flagAppendSpace uint8 = 1 << iota // print a space after the token
+	flagStartExpr                     // an expression may follow: a sign after it is unary
+	flagHintable                      // optimizer hints may follow (SELECT, INSERT, ...)
+)
+
+var (
+	tokText  [maxToken]string
+	tokFlags [maxToken]uint8
+)
+
+// Named keyword tokens the normalizer treats specially.
+var (
+	kwWith, kwRollup, kwNull, kwNot, kwIn uint16
+)
+
+func init() {
+	for i := 0; i < 256; i++ {
+		tokText[i] = string(rune(i))
+		if i >= 0x80 {
+			tokText[i] = string([]byte{byte(i)})
+		}
+		tokFlags[i] = flagAppendSpace
+	}
+	tokFlags['@'] = 0 // "@@var" and "@?" print without a space
+	named := []struct {
+		tok  uint16
+		text string
+	}{
+		{tokNE, "!="}, {tokEQ, "="}, {tokLT, "<"}, {tokLE, "<="}, {tokGT, ">"},
+		{tokGE, ">="}, {tokShiftLeft, "<<"}, {tokShiftRight, ">>"},
+		{tokEqualNull, "<=>"}, {tokAndAnd, "&&"}, {tokOr2, "||"}, {tokOrOr, "||"},
+		{tokNot2, "!"}, {tokSetVar, ":="}, {tokJSONSep, "->"},
+		{tokJSONUnquoted, "->>"}, {tokUnderscoreCharset, "(_charset)"},
+		{tokWithRollup, "WITH ROLLUP"},
+		{tokValue, "?"}, {tokValueList, "?, ..."}, {tokRowSingle, "(?)"},
+		{tokRowSingleList, "(?) /* , ... */"}, {tokRowMulti, "(...)"},
+		{tokRowMultiList, "(...) /* , ... */"}, {tokIdent, ""}, {tokIdentAt, ""},
+		{tokHintOpen, "/*+"}, {tokHintClose, "*/"}, {tokInValues, "IN (...)"},
+		{tokUnused, "UNUSED"},
+	}
+	for _, n := range named {
+		tokText[n.tok] = n.text
+		tokFlags[n.tok] = flagAppendSpace
+	}
+	initKeywords()
+
+	for _, c := range "(,|&+-*/%^" {
+		tokFlags[c] |= flagStartExpr
+	}
+	for _, t := range []uint16{tokOr2, tokAndAnd, tokShiftLeft, tokShiftRight} {
+		tokFlags[t] |= flagStartExpr
+	}
+	for _, k := range []string{
+		"EVERY", "AT", "STARTS", "ENDS", "DEFAULT", "RETURN", "IF", "ELSEIF",
+		"CASE", "WHEN", "WHILE", "UNTIL", "SELECT", "OR", "XOR", "AND", "NOT",
+		"BETWEEN", "LIKE", "REGEXP", "INTERVAL", "DIV", "MOD",
+	} {
+		tokFlags[mustKeyword(k)] |= flagStartExpr
+	}
+	for _, k := range []string{"SELECT", "INSERT", "REPLACE", "UPDATE", "DELETE"} {
+		tokFlags[mustKeyword(k)] |= flagHintable
+	}
+	kwWith = mustKeyword("WITH")
+	kwRollup = mustKeyword("ROLLUP")
+	kwNull = mustKeyword("NULL")
+	kwNot = mustKeyword("NOT")
+	kwIn = mustKeyword("IN")
+
+	// A NULL keyword is the literal NULL (and becomes ?) when it follows a
+	// token after which the grammar expects an expression; elsewhere
+	// (IS NULL, NOT NULL, a column's NULL attribute, SET NULL) it stays.
+	for _, c := range "(,=<>+-*/%^&|~!" {
+		nullIsValueAfter[c] = true
+	}
+	for _, t := range []uint16{tokNE, tokEQ, tokLT, tokLE, tokGT, tokGE,
+		tokShiftLeft, tokShiftRight, tokEqualNull, tokAndAnd, tokOr2, tokOrOr,
+		tokNot2, tokSetVar} {
+		nullIsValueAfter[t] = true
+	}
+	for _, k := range []string{
+		"SELECT", "DEFAULT", "THEN", "ELSE", "WHEN", "CASE", "RETURN", "IF",
+		"ELSEIF", "UNTIL", "WHILE", "AND", "OR", "XOR", "BETWEEN", "LIKE",
+		"REGEXP", "ESCAPE", "BY", "WHERE", "HAVING", "ON", "DO", "DISTINCT",
+		"BINARY", "INTERVAL", "EVERY", "AT", "STARTS", "ENDS", "DIV", "MOD",
+	} {
+		nullIsValueAfter[mustKeyword(k)] = true
+	}
+}
+
+var nullIsValueAfter [maxToken]bool
+
+func mustKeyword(name string) uint16 {
+	e := mainKeywords.find(name)
+	if e == nil {
+		panic("digest: BUG: unknown keyword " + name)
+	}
+	return e.tok
+}
