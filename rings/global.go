@@ -1,0 +1,121 @@
+package rings
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// Global is the history ring of the whole process: the last Rows rows any
+// goroutine appended, behind events_*_history_long. Every method is safe for
+// concurrent use.
+type Global struct {
+	_ [0]func() // not comparable
+
+	// Read-only after construction, read by every append: its own lines.
+	tb  table
+	div divisor
+	_   [128 - unsafe.Sizeof(table{}) - unsafe.Sizeof(divisor{})]byte
+
+	// next is the ticket counter every append increments: MySQL's
+	// events_waits_history_long_index, but 64 bits wide. The ticket is the
+	// value before the increment, modulo 2^62.
+	next atomic.Uint64
+	_    [128 - unsafe.Sizeof(atomic.Uint64{})]byte
+
+	// lost counts appends dropped because their slot was taken (doc.go,
+	// "Collisions"); base is the oldest ticket Reset left visible. Both are
+	// rarely written.
+	lost atomic.Uint64
+	base atomic.Uint64
+	_    [128 - 2*unsafe.Sizeof(atomic.Uint64{})]byte
+}
+
+// NewGlobal returns a ring of rows slots, each a row of width 64-bit words,
+// all zero. Nothing is allocated after construction.
+func NewGlobal(rows, width int) (*Global, error) {
+	tb, err := newTable(rows, width)
+	if err != nil {
+		return nil, err
+	}
+	return &Global{tb: tb, div: newDivisor(uint64(rows))}, nil
+}
+
+// Rows returns the number of slots: events_*_history_long's size.
+func (g *Global) Rows() int { return g.tb.rows }
+
+// Width returns the number of words in a row.
+func (g *Global) Width() int { return g.tb.width }
+
+// Lost returns the number of appends dropped because another writer held
+// their slot, or had already filled it with a newer row. It only grows.
+func (g *Global) Lost() uint64 { return g.lost.Load() }
+
+// Begin starts an append: it takes a ticket and the ticket's slot, and returns
+// the slot for the caller to fill with Set and publish with Commit. If the
+// slot is held by another writer or already holds a newer row, the append is
+// dropped, counted in Lost, and Begin returns a discard slot. The caller owns
+// the returned slot until Commit; a slot never committed stays invisible
+// until a later lap's writer takes it over.
+func (g *Global) Begin() Slot {
+	return g.claim((g.next.Add(1) - 1) & ticketMask)
+}
+
+// claim takes ticket t's slot for its writer, or drops the append.
+func (g *Global) claim(t uint64) Slot {
+	s := int(g.div.mod(t))
+	seq := &g.tb.seq[s]
+	for {
+		v := seq.Load()
+		switch v & stateMask {
+		case stateDirty:
+			g.lost.Add(1) // another writer is storing cells: never share them
+			return Slot{}
+		case stateCommitted:
+			if !before(ticketOf(v), t) {
+				g.lost.Add(1) // a newer row is already there: ours is stale
+				return Slot{}
+			}
+		}
+		// The CAS is an atomic read-modify-write: on arm64 (CASAL) the cell
+		// stores that follow cannot be performed before it.
+		if seq.CompareAndSwap(v, dirty(t)) {
+			return g.tb.slot(s, t)
+		}
+		// Another writer of this slot moved first: look again.
+	}
+}
+
+// Append appends row, which must hold Width words: Begin, Set of each word,
+// Commit. The append may be dropped and counted in Lost (see Begin).
+func (g *Global) Append(row []uint64) {
+	if len(row) != g.tb.width {
+		panic("pfs: BUG: rings: Append of a row whose length is not the ring's width")
+	}
+	s := g.Begin()
+	if s.cells == nil {
+		return
+	}
+	for i, x := range row {
+		s.cells[i].Set(x)
+	}
+	s.Commit()
+}
+
+// AppendRows appends the ring's rows to dst, oldest first, Width words each,
+// and returns the extended slice. Safe for concurrent use with appends, other
+// readers and Reset. It allocates only when dst lacks capacity for Rows rows,
+// when the ring has more than 256 rows, or when appends during the call leave
+// the rows it copied out of order.
+func (g *Global) AppendRows(dst []uint64) []uint64 {
+	return g.tb.appendRows(dst, &g.base, g.head)
+}
+
+// head returns the ticket the next append will take.
+func (g *Global) head() uint64 { return g.next.Load() & ticketMask }
+
+// Reset empties the ring, as TRUNCATE of events_*_history_long does: rows
+// whose ticket was taken before it are never returned again, including those
+// still being written. It writes no slot, only the ring's base ticket.
+func (g *Global) Reset() {
+	resetTo(&g.base, g.head())
+}

@@ -1,0 +1,127 @@
+package rings
+
+import (
+	"errors"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/otelpfs/otelpfs/internal/owned"
+)
+
+// Limits on a ring's shape: rows*width cells must be addressable with room to
+// spare, and a ring's tickets must never lap the 2^62 ticket circle.
+const (
+	maxRows  = 1 << 30
+	maxWidth = 1 << 10
+)
+
+// ErrSize is returned by the constructors when rows or width is not in
+// [1, 2^30] or [1, 1024].
+var ErrSize = errors.New("rings: rows must be in [1, 2^30] and width in [1, 1024]")
+
+// PerThread is the history ring of one actor: the last Rows rows one writer
+// appended, behind events_*_history. The owner (the goroutine driving the
+// thread, one at a time) calls Begin and Append; any goroutine may call
+// AppendRows, Reset and the accessors at any time.
+type PerThread struct {
+	_ [0]func() // not comparable
+
+	tb table
+
+	// index is the slot the next append writes: MySQL's
+	// m_waits_history_index. Owner only; readers never look at it.
+	index int
+
+	// head is the ticket of the next append. The owner stores it when it
+	// begins an append; readers load it.
+	head owned.Uint64
+
+	// base is the oldest ticket Reset left visible. Reset moves it forward
+	// with a CAS; nothing else writes it.
+	base atomic.Uint64
+
+	// Keep rings of different threads, allocated next to each other, off
+	// each other's cache lines: head is written on every append.
+	_ [128 - unsafe.Sizeof(table{}) - 3*8]byte
+}
+
+// NewPerThread returns a ring of rows slots, each a row of width 64-bit
+// words, all zero. Nothing is allocated after construction.
+func NewPerThread(rows, width int) (*PerThread, error) {
+	tb, err := newTable(rows, width)
+	if err != nil {
+		return nil, err
+	}
+	return &PerThread{tb: tb}, nil
+}
+
+// Rows returns the number of slots: events_*_history's rows per thread.
+func (r *PerThread) Rows() int { return r.tb.rows }
+
+// Width returns the number of words in a row.
+func (r *PerThread) Width() int { return r.tb.width }
+
+// Begin starts an append: it takes the oldest slot, which readers stop
+// returning at once, and returns it for the caller to fill with Set and
+// publish with Commit. Owner only. An append that is never committed leaves an
+// empty slot; the next Begin proceeds regardless.
+func (r *PerThread) Begin() Slot {
+	t := r.head.Load()
+	s := r.index
+	// The swap is an atomic read-modify-write: on arm64 (SWPAL) the cell
+	// stores that follow cannot be performed before it.
+	r.tb.seq[s].Swap(dirty(t))
+	r.head.Set((t + 1) & ticketMask)
+	if s+1 == r.tb.rows {
+		r.index = 0
+	} else {
+		r.index = s + 1
+	}
+	return r.tb.slot(s, t)
+}
+
+// Append appends row, which must hold Width words: Begin, Set of each word,
+// Commit. Owner only.
+func (r *PerThread) Append(row []uint64) {
+	if len(row) != r.tb.width {
+		panic("pfs: BUG: rings: Append of a row whose length is not the ring's width")
+	}
+	s := r.Begin()
+	for i, x := range row {
+		s.cells[i].Set(x)
+	}
+	s.Commit()
+}
+
+// AppendRows appends the ring's rows to dst, oldest first, Width words each,
+// and returns the extended slice. Safe for concurrent use with the owner,
+// other readers and Reset; see doc.go for what a concurrent append does to
+// the result. It allocates only when dst lacks capacity for Rows rows, when
+// the ring has more than 256 rows, or when appends during the call leave
+// the rows it copied out of order.
+func (r *PerThread) AppendRows(dst []uint64) []uint64 {
+	return r.tb.appendRows(dst, &r.base, r.head.Load)
+}
+
+// Reset empties the ring, as TRUNCATE of events_*_history does: rows appended
+// before it are never returned again. It writes no slot, only the ring's
+// base ticket, so it is safe for concurrent use with the owner, readers and
+// other Resets. Reset cuts every append begun before it, including one the
+// owner has begun but not committed.
+func (r *PerThread) Reset() {
+	resetTo(&r.base, r.head.Load())
+}
+
+// resetTo moves base forward to head, never backward, so that concurrent
+// Resets keep the latest cut.
+func resetTo(base *atomic.Uint64, head uint64) {
+	for {
+		b := base.Load()
+		if !before(b, head) {
+			return
+		}
+		if base.CompareAndSwap(b, head) {
+			return
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package rings_test
+
+const raceEnabled = true

@@ -1,0 +1,208 @@
+package rings
+
+import (
+	"cmp"
+	"slices"
+	"sync/atomic"
+
+	"github.com/otelpfs/otelpfs/internal/owned"
+)
+
+// Slot is a row being written in place: the handle Begin returns. Its owner
+// stores the row's words with Set and publishes the row with Commit. A Slot
+// is a value of a few words; it holds no lock and needs no release other than
+// Commit.
+//
+// A Slot whose write the ring dropped (a Global collision, see doc.go) is a
+// discard slot: OK reports false, and Set and Commit do nothing, so callers
+// need only one code path.
+type Slot struct {
+	cells []owned.Uint64 // the slot's width cells; nil for a discard slot
+	seq   *atomic.Uint64 // the slot's version word; nil for a discard slot
+	ver   uint64         // the committed version Commit stores
+}
+
+// OK reports whether the row will be recorded: false for a discard slot.
+func (s Slot) OK() bool { return s.seq != nil }
+
+// Set stores x in word i of the row. Only the goroutine that called Begin may
+// call it, and only before Commit. i must be below the ring's width.
+func (s Slot) Set(i int, x uint64) {
+	if s.cells == nil {
+		return
+	}
+	s.cells[i].Set(x)
+}
+
+// Commit publishes the row: a reader that observes it sees every word Set
+// stored before. Only the goroutine that called Begin may call it, once.
+// Words not Set keep the value of an older row of the slot.
+func (s Slot) Commit() {
+	if s.seq == nil {
+		return
+	}
+	s.seq.Store(s.ver)
+}
+
+// table is the storage both rings share: rows slots of width words each, one
+// flat slice of cells and one version word per slot. It holds no Go pointers
+// besides the two slices.
+type table struct {
+	rows  int
+	width int
+	seq   []atomic.Uint64 // seq[s] guards cells[s*width : (s+1)*width]
+	cells []owned.Uint64
+}
+
+func newTable(rows, width int) (table, error) {
+	if rows < 1 || width < 1 || rows > maxRows || width > maxWidth {
+		return table{}, ErrSize
+	}
+	return table{
+		rows:  rows,
+		width: width,
+		seq:   make([]atomic.Uint64, rows),
+		cells: make([]owned.Uint64, rows*width),
+	}, nil
+}
+
+// slot returns the handle for slot s, to be committed as ticket t. The writer
+// must already own s (its version is dirty(t)).
+func (tb *table) slot(s int, t uint64) Slot {
+	off := s * tb.width
+	return Slot{
+		cells: tb.cells[off : off+tb.width : off+tb.width],
+		seq:   &tb.seq[s],
+		ver:   committed(t),
+	}
+}
+
+// appendRows appends, oldest first, every row that a validated copy finds in
+// the ring with a ticket in the reader's window (doc.go, "Reading"). base and
+// head load the ring's base ticket and its next ticket; base must be loaded
+// before head, because Reset only moves base to a head already stored.
+func (tb *table) appendRows(dst []uint64, base *atomic.Uint64, head func() uint64) []uint64 {
+	b1 := base.Load()
+	h1 := head()
+	lo := h1 - window(b1, h1, tb.rows) // the oldest ticket a row may have
+	w := tb.width
+	start := len(dst)
+	dst = grow(dst, tb.rows*w)
+	out := dst[start:]
+
+	// keys[k] is the ticket of out's row k, minus lo. Up to 256 rows they
+	// live on the stack.
+	var small [256]uint64
+	keys := small[:]
+	if tb.rows > len(small) {
+		keys = make([]uint64, tb.rows)
+	}
+
+	// 1. Copy every committed row no older than lo, in slot order, each under
+	// its version word: load it, copy the cells, load it again.
+	k := 0
+	for s := range tb.rows {
+		seq := &tb.seq[s]
+		v := seq.Load()
+		if v&stateMask != stateCommitted {
+			continue // free, or being written: its old row is gone
+		}
+		key := (ticketOf(v) - lo) & ticketMask
+		if key >= halfTickets {
+			continue // older than lo
+		}
+		row := out[k*w : k*w+w : k*w+w]
+		cells := tb.cells[s*w : s*w+w : s*w+w]
+		for i := range row {
+			row[i] = cells[i].Load()
+		}
+		if seq.Load() != v {
+			continue // overwritten while copying: the next row overwrites the copy
+		}
+		keys[k] = key
+		k++
+	}
+
+	// 2. Keep the rows the ring held during the call: tickets before the
+	// head loaded now, and not cut by a Reset that ran meanwhile.
+	b2 := base.Load()
+	h2 := head()
+	if before(lo, b2) {
+		lo2 := (b2 - lo) & ticketMask
+		k = keep(out, keys[:k], w, func(key uint64) bool { return key >= lo2 })
+	}
+	hi := (h2 - lo) & ticketMask
+	k = keep(out, keys[:k], w, func(key uint64) bool { return key < hi })
+
+	// 3. Order them oldest first. In slot order tickets ascend from the
+	// oldest slot, around the ring: a rotation fixes that. Rows written
+	// during the scan can break the pattern; then sort.
+	order(out[:k*w], keys[:k], w)
+	return dst[:start+k*w]
+}
+
+// keep compacts the rows of out (width w) and their keys to those whose key
+// satisfies ok, keeping their order, and returns how many are left.
+func keep(out []uint64, keys []uint64, w int, ok func(uint64) bool) int {
+	k := 0
+	for i, key := range keys {
+		if !ok(key) {
+			continue
+		}
+		if k != i {
+			copy(out[k*w:k*w+w], out[i*w:i*w+w])
+			keys[k] = key
+		}
+		k++
+	}
+	return k
+}
+
+// order sorts rows (width w) by their keys, ascending.
+func order(rows []uint64, keys []uint64, w int) {
+	n := len(keys)
+	if n < 2 {
+		return
+	}
+	m := 0 // where the smallest key is
+	for i, key := range keys {
+		if key < keys[m] {
+			m = i
+		}
+	}
+	if m != 0 {
+		rotate(rows, m*w)
+		rotate(keys, m)
+	}
+	if slices.IsSorted(keys) {
+		return
+	}
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortFunc(perm, func(a, b int) int { return cmp.Compare(keys[a], keys[b]) })
+	sorted := make([]uint64, len(rows))
+	for i, p := range perm {
+		copy(sorted[i*w:i*w+w], rows[p*w:p*w+w])
+	}
+	copy(rows, sorted)
+	slices.Sort(keys)
+}
+
+// rotate turns s left by m elements, in place.
+func rotate(s []uint64, m int) {
+	slices.Reverse(s[:m])
+	slices.Reverse(s[m:])
+	slices.Reverse(s)
+}
+
+// grow extends dst by n words, reallocating at most once.
+func grow(dst []uint64, n int) []uint64 {
+	if cap(dst)-len(dst) < n {
+		bigger := make([]uint64, len(dst), len(dst)+n)
+		copy(bigger, dst)
+		dst = bigger
+	}
+	return dst[:len(dst)+n]
+}
