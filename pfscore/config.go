@@ -1,0 +1,175 @@
+package pfscore
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Environment variables read by New, in the spirit of my.cnf's
+// performance-schema-instrument and performance-schema-consumer-* options.
+const (
+	// EnvInstrument holds start-up instrument rules separated by ';':
+	// OTELPFS_INSTRUMENT='wait/synch/%=ON;wait/io/file/%=COUNTED'.
+	EnvInstrument = "OTELPFS_INSTRUMENT"
+	// EnvConsumer holds consumer settings separated by ',' or ';':
+	// OTELPFS_CONSUMER='events_waits_current=ON,events-waits-history=ON'.
+	EnvConsumer = "OTELPFS_CONSUMER"
+)
+
+// config is the Schema configuration: defaults, then the environment, then
+// options, as the OpenTelemetry SDK does it. It is read at construction only.
+type config struct {
+	maxClasses       int
+	waitsHistorySize int // events_waits_history rows per thread
+	waitsLongSize    int // events_waits_history_long rows
+	instrumentRules  []instrumentRule
+	consumers        map[Consumer]bool
+	errs             []error
+	readEnv          bool
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		maxClasses:       1024,
+		waitsHistorySize: 10,
+		waitsLongSize:    10_000,
+		consumers:        map[Consumer]bool{},
+		readEnv:          true,
+	}
+	for _, o := range opts { // WithoutEnvironment must act before the environment is read
+		if _, ok := o.(noEnvOption); ok {
+			c.readEnv = false
+		}
+	}
+	if c.readEnv {
+		if v := os.Getenv(EnvInstrument); v != "" {
+			for _, r := range strings.Split(v, ";") {
+				if r = strings.TrimSpace(r); r != "" {
+					c.addInstrumentRule(r, EnvInstrument)
+				}
+			}
+		}
+		if v := os.Getenv(EnvConsumer); v != "" {
+			for _, r := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' }) {
+				if r = strings.TrimSpace(r); r != "" {
+					c.addConsumerSetting(r, EnvConsumer)
+				}
+			}
+		}
+	}
+	for _, o := range opts {
+		c = o.apply(c)
+	}
+	return c
+}
+
+func (c *config) addInstrumentRule(spec, from string) {
+	r, err := parseInstrumentRule(spec, len(c.instrumentRules))
+	if err != nil {
+		c.errs = append(c.errs, fmt.Errorf("%s: %w", from, err))
+		return
+	}
+	c.instrumentRules = append(c.instrumentRules, r)
+}
+
+func (c *config) addConsumerSetting(spec, from string) {
+	name, val, ok := strings.Cut(spec, "=")
+	if !ok {
+		c.errs = append(c.errs, fmt.Errorf("%s: %q: want consumer=ON|OFF", from, spec))
+		return
+	}
+	cons, err := ParseConsumer(strings.ReplaceAll(strings.TrimSpace(name), "-", "_"))
+	if err != nil {
+		c.errs = append(c.errs, fmt.Errorf("%s: %w", from, err))
+		return
+	}
+	on, err := parseOnOff(val)
+	if err != nil {
+		c.errs = append(c.errs, fmt.Errorf("%s: consumer %s: %w", from, cons, err))
+		return
+	}
+	c.consumers[cons] = on
+}
+
+// An Option configures a Schema.
+type Option interface {
+	apply(config) config
+}
+
+type optionFunc func(config) config
+
+func (f optionFunc) apply(c config) config { return f(c) }
+
+// WithInstrument adds a start-up instrument rule, as my.cnf's
+// performance-schema-instrument='wait/synch/%=ON': a name or LIKE pattern,
+// '=', and ON (enabled and timed), OFF (neither) or COUNTED (enabled, not
+// timed); TRUE/YES/1 and FALSE/NO/0 mean ON and OFF. Rules apply to every
+// class when it registers, whenever that is. An exact name beats any
+// pattern; of several matching patterns the longest wins, and of equally
+// long ones the last given. By default there are none, and the environment
+// variable OTELPFS_INSTRUMENT adds rules before options do.
+func WithInstrument(rule string) Option {
+	return optionFunc(func(c config) config {
+		c.addInstrumentRule(rule, "WithInstrument")
+		return c
+	})
+}
+
+// WithConsumer sets a consumer's start-up value (setup_consumers.ENABLED).
+// By default consumers are as in MySQL 8.0 (see Consumer), and the
+// environment variable OTELPFS_CONSUMER overrides them before options do.
+func WithConsumer(consumer Consumer, enabled bool) Option {
+	return optionFunc(func(c config) config {
+		c.consumers[consumer] = enabled
+		return c
+	})
+}
+
+// WithMaxClasses bounds the number of instrument classes. By default 1024.
+// Registering past it fails with ErrTooManyClasses and counts in the
+// status variable Performance_schema_classes_lost.
+func WithMaxClasses(n int) Option {
+	return optionFunc(func(c config) config {
+		c.maxClasses = max(n, 0)
+		return c
+	})
+}
+
+// WithWaitsHistorySize sets events_waits_history's rows per thread
+// (performance_schema_events_waits_history_size). By default 10.
+func WithWaitsHistorySize(n int) Option {
+	return optionFunc(func(c config) config {
+		c.waitsHistorySize = max(n, 0)
+		return c
+	})
+}
+
+// WithWaitsHistoryLongSize sets events_waits_history_long's rows
+// (performance_schema_events_waits_history_long_size). By default 10,000.
+func WithWaitsHistoryLongSize(n int) Option {
+	return optionFunc(func(c config) config {
+		c.waitsLongSize = max(n, 0)
+		return c
+	})
+}
+
+type noEnvOption struct{}
+
+func (noEnvOption) apply(c config) config { return c }
+
+// WithoutEnvironment makes New ignore OTELPFS_* environment variables, for
+// tests and for services that configure otelpfs only in code. By default the
+// environment is read.
+func WithoutEnvironment() Option { return noEnvOption{} }
+
+// parseOnOff parses a consumer value.
+func parseOnOff(v string) (bool, error) {
+	switch strings.ToUpper(strings.TrimSpace(v)) {
+	case "ON", "TRUE", "YES", "1":
+		return true, nil
+	case "OFF", "FALSE", "NO", "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("value %q: want ON or OFF", v)
+}

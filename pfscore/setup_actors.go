@@ -1,0 +1,142 @@
+package pfscore
+
+import (
+	"errors"
+	"fmt"
+)
+
+// SetupActorsRow is a row of setup_actors: which foreground threads (those
+// with a user) are instrumented and keep history. HOST, USER and ROLE are
+// literal values or '%' for any; they are not LIKE patterns.
+type SetupActorsRow struct {
+	Host    string // HOST
+	User    string // USER
+	Role    string // ROLE (kept for MySQL's shape; otelpfs threads have no role)
+	Enabled bool   // ENABLED
+	History bool   // HISTORY
+}
+
+// Errors of setup_actors and setup_objects changes.
+var (
+	ErrDuplicateRow = errors.New("pfs: duplicate row")
+	ErrTableFull    = errors.New("pfs: setup table full")
+	ErrBadValue     = errors.New("pfs: bad value")
+)
+
+// maxSetupRows bounds setup_actors and setup_objects, as
+// performance_schema_setup_actors_size and _setup_objects_size do.
+const maxSetupRows = 128
+
+// defaultActors is MySQL's default setup_actors: everyone, with history.
+var defaultActors = []SetupActorsRow{{Host: "%", User: "%", Role: "%", Enabled: true, History: true}}
+
+// SetupActors returns setup_actors.
+func (s *Schema) SetupActors() []SetupActorsRow {
+	return append([]SetupActorsRow(nil), *s.actors.Load()...)
+}
+
+func (r *SetupActorsRow) normalize() error {
+	for _, f := range []struct {
+		v   *string
+		col string
+		max int
+	}{{&r.Host, "HOST", 255}, {&r.User, "USER", 32}, {&r.Role, "ROLE", 32}} {
+		if *f.v == "" {
+			*f.v = "%"
+		}
+		if len(*f.v) > f.max {
+			return fmt.Errorf("%w: %s longer than %d bytes", ErrBadValue, f.col, f.max)
+		}
+	}
+	return nil
+}
+
+// InsertSetupActor is INSERT INTO setup_actors. Empty HOST, USER or ROLE mean
+// '%'. It fails with ErrDuplicateRow if the (HOST, USER, ROLE) key exists.
+// Changes affect threads created afterwards, as in MySQL.
+func (s *Schema) InsertSetupActor(r SetupActorsRow) error {
+	if err := r.normalize(); err != nil {
+		return err
+	}
+	s.setupMu.Lock()
+	defer s.setupMu.Unlock()
+	old := *s.actors.Load()
+	for _, o := range old {
+		if o.Host == r.Host && o.User == r.User && o.Role == r.Role {
+			return fmt.Errorf("%w: setup_actors (%s, %s, %s)", ErrDuplicateRow, r.Host, r.User, r.Role)
+		}
+	}
+	if len(old) >= maxSetupRows {
+		return fmt.Errorf("%w: setup_actors holds at most %d rows", ErrTableFull, maxSetupRows)
+	}
+	next := append(append([]SetupActorsRow(nil), old...), r)
+	s.actors.Store(&next)
+	return nil
+}
+
+// UpdateSetupActors is UPDATE setup_actors SET ENABLED=…, HISTORY=… WHERE
+// HOST=host AND USER=user AND ROLE=role, where an empty argument matches any
+// value. It returns the number of rows changed.
+func (s *Schema) UpdateSetupActors(host, user, role string, enabled, history *bool) int {
+	s.setupMu.Lock()
+	defer s.setupMu.Unlock()
+	next := append([]SetupActorsRow(nil), *s.actors.Load()...)
+	n := 0
+	for i := range next {
+		r := &next[i]
+		if matchKey(host, r.Host) && matchKey(user, r.User) && matchKey(role, r.Role) {
+			n++
+			if enabled != nil {
+				r.Enabled = *enabled
+			}
+			if history != nil {
+				r.History = *history
+			}
+		}
+	}
+	s.actors.Store(&next)
+	return n
+}
+
+// DeleteSetupActors is DELETE FROM setup_actors WHERE HOST=host AND
+// USER=user AND ROLE=role, an empty argument matching any value. It returns
+// the number of rows deleted.
+func (s *Schema) DeleteSetupActors(host, user, role string) int {
+	s.setupMu.Lock()
+	defer s.setupMu.Unlock()
+	var next []SetupActorsRow
+	old := *s.actors.Load()
+	for _, r := range old {
+		if !(matchKey(host, r.Host) && matchKey(user, r.User) && matchKey(role, r.Role)) {
+			next = append(next, r)
+		}
+	}
+	s.actors.Store(&next)
+	return len(old) - len(next)
+}
+
+// TruncateSetupActors empties setup_actors: no foreground thread is then
+// instrumented.
+func (s *Schema) TruncateSetupActors() {
+	s.setupMu.Lock()
+	defer s.setupMu.Unlock()
+	empty := []SetupActorsRow{}
+	s.actors.Store(&empty)
+}
+
+func matchKey(want, have string) bool { return want == "" || want == have }
+
+// lookupActor decides INSTRUMENTED and HISTORY of a thread of user@host, as
+// MySQL does: the first row matching (user, host), (user, '%'), ('%', host),
+// ('%', '%'), with ROLE '%'; no row means neither.
+func (s *Schema) lookupActor(user, host string) (enabled, history bool) {
+	rows := *s.actors.Load()
+	for _, probe := range [4][2]string{{user, host}, {user, "%"}, {"%", host}, {"%", "%"}} {
+		for _, r := range rows {
+			if r.User == probe[0] && r.Host == probe[1] && r.Role == "%" {
+				return r.Enabled, r.History
+			}
+		}
+	}
+	return false, false
+}

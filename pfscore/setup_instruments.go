@@ -1,0 +1,154 @@
+package pfscore
+
+import (
+	"fmt"
+	"strings"
+)
+
+// An instrumentRule is one start-up rule: pattern=value.
+type instrumentRule struct {
+	pattern        string
+	exact          bool // no wildcard: an exact name
+	enabled, timed bool
+	seq            int // order given; later wins ties
+}
+
+func parseInstrumentRule(spec string, seq int) (instrumentRule, error) {
+	i := strings.LastIndexByte(spec, '=')
+	if i < 0 {
+		return instrumentRule{}, fmt.Errorf("instrument rule %q: want name-or-pattern=ON|OFF|COUNTED", spec)
+	}
+	pattern, val := strings.TrimSpace(spec[:i]), strings.TrimSpace(spec[i+1:])
+	if err := checkPattern(pattern); err != nil {
+		return instrumentRule{}, fmt.Errorf("instrument rule %q: %w", spec, err)
+	}
+	r := instrumentRule{pattern: pattern, exact: !isPattern(pattern), seq: seq}
+	switch strings.ToUpper(val) {
+	case "ON", "TRUE", "YES", "1":
+		r.enabled, r.timed = true, true
+	case "OFF", "FALSE", "NO", "0":
+	case "COUNTED":
+		r.enabled = true
+	default:
+		return instrumentRule{}, fmt.Errorf("instrument rule %q: value %q: want ON, OFF or COUNTED", spec, val)
+	}
+	return r, nil
+}
+
+// checkPattern validates a LIKE pattern for a NAME column.
+func checkPattern(pattern string) error {
+	if pattern == "" {
+		return fmt.Errorf("%w: empty", ErrBadPattern)
+	}
+	if len(pattern) > 2*maxNameLength {
+		return fmt.Errorf("%w: longer than %d bytes", ErrBadPattern, 2*maxNameLength)
+	}
+	for i := 0; i < len(pattern); i++ {
+		if c := pattern[i]; c < 0x20 || c >= 0x7f {
+			return fmt.Errorf("%w %q: byte %#x (patterns are printable ASCII)", ErrBadPattern, pattern, c)
+		}
+	}
+	return nil
+}
+
+// better reports whether rule r takes precedence over q.
+func (r *instrumentRule) better(q *instrumentRule) bool {
+	if r.exact != q.exact {
+		return r.exact
+	}
+	if len(r.pattern) != len(q.pattern) {
+		return len(r.pattern) > len(q.pattern)
+	}
+	return r.seq > q.seq
+}
+
+// startupFlags returns the ENABLED and TIMED a newly registered class starts
+// with: the best matching start-up rule, else the registration default.
+func startupFlags(rules []instrumentRule, name string, enabled, timed bool) (bool, bool) {
+	var best *instrumentRule
+	for i := range rules {
+		r := &rules[i]
+		if (r.exact && strings.EqualFold(r.pattern, name)) || (!r.exact && Like(r.pattern, name)) {
+			if best == nil || r.better(best) {
+				best = r
+			}
+		}
+	}
+	if best != nil {
+		return best.enabled, best.timed
+	}
+	return enabled, timed
+}
+
+// SetupInstrumentsRow is a row of setup_instruments.
+type SetupInstrumentsRow struct {
+	Name          string     // NAME
+	Enabled       bool       // ENABLED
+	Timed         *bool      // TIMED; nil (NULL) for classes that cannot be timed
+	Properties    Properties // PROPERTIES
+	Volatility    int        // VOLATILITY
+	Documentation string     // DOCUMENTATION; "" is NULL
+}
+
+// SetupInstruments returns setup_instruments, in registration order.
+func (s *Schema) SetupInstruments() []SetupInstrumentsRow {
+	classes := s.Classes()
+	rows := make([]SetupInstrumentsRow, len(classes))
+	for i, c := range classes {
+		f := c.flags.Load()
+		rows[i] = SetupInstrumentsRow{
+			Name:          c.name,
+			Enabled:       f&flagSetEnabled != 0,
+			Properties:    c.props,
+			Volatility:    c.volatility,
+			Documentation: c.doc,
+		}
+		if c.kind.Timed() {
+			t := f&flagSetTimed != 0
+			rows[i].Timed = &t
+		}
+	}
+	return rows
+}
+
+// UpdateInstruments is UPDATE setup_instruments SET ENABLED=…, TIMED=…
+// WHERE NAME LIKE pattern. A nil enabled or timed leaves that column as it
+// is; TIMED is ignored for classes that cannot be timed. It returns the
+// number of rows matched. The change is seen by the next event that starts;
+// an event already started ends as it began.
+func (s *Schema) UpdateInstruments(pattern string, enabled, timed *bool) (int, error) {
+	if err := checkPattern(pattern); err != nil {
+		return 0, err
+	}
+	s.setupMu.Lock()
+	defer s.setupMu.Unlock()
+	global := s.consumerOn(ConsumerGlobalInstrumentation)
+	n := 0
+	for _, c := range s.Classes() {
+		if !Like(pattern, c.name) {
+			continue
+		}
+		n++
+		f := c.flags.Load()
+		if enabled != nil {
+			f = setBit(f, flagSetEnabled, *enabled)
+		}
+		if timed != nil && c.kind.Timed() {
+			f = setBit(f, flagSetTimed, *timed)
+		}
+		c.flags.Store(deriveClassFlags(f, global))
+	}
+	return n, nil
+}
+
+func setBit(f, bit uint32, on bool) uint32 {
+	if on {
+		return f | bit
+	}
+	return f &^ bit
+}
+
+// deriveClassFlags sets flagOn from ENABLED and global_instrumentation.
+func deriveClassFlags(f uint32, global bool) uint32 {
+	return setBit(f, flagOn, global && f&flagSetEnabled != 0)
+}

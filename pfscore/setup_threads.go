@@ -1,0 +1,73 @@
+package pfscore
+
+import "fmt"
+
+// SetupThreadsRow is a row of setup_threads: a thread class and the
+// INSTRUMENTED and HISTORY that threads of the class start with when no user
+// decides it through setup_actors (background threads).
+type SetupThreadsRow struct {
+	Name          string     // NAME
+	Enabled       bool       // ENABLED
+	History       bool       // HISTORY
+	Properties    Properties // PROPERTIES
+	Volatility    int        // VOLATILITY
+	Documentation string     // DOCUMENTATION
+}
+
+// SetupThreads returns setup_threads: the registered thread classes.
+func (s *Schema) SetupThreads() []SetupThreadsRow {
+	var rows []SetupThreadsRow
+	for _, c := range s.Classes() {
+		if c.kind != KindThread {
+			continue
+		}
+		f := c.flags.Load()
+		rows = append(rows, SetupThreadsRow{
+			Name:          c.name,
+			Enabled:       f&flagSetEnabled != 0,
+			History:       f&flagHistory != 0,
+			Properties:    c.props,
+			Volatility:    c.volatility,
+			Documentation: c.doc,
+		})
+	}
+	return rows
+}
+
+// UpdateThreads is UPDATE setup_threads SET ENABLED=…, HISTORY=… WHERE NAME
+// LIKE pattern; nil leaves a column as it is. As in MySQL, it affects
+// threads created afterwards, not running ones (use Thread.SetInstrumented
+// and SetHistory for those). It returns the number of rows matched.
+func (s *Schema) UpdateThreads(pattern string, enabled, history *bool) (int, error) {
+	if err := checkPattern(pattern); err != nil {
+		return 0, err
+	}
+	s.setupMu.Lock()
+	defer s.setupMu.Unlock()
+	global := s.consumerOn(ConsumerGlobalInstrumentation)
+	n := 0
+	for _, c := range s.Classes() {
+		if c.kind != KindThread || !Like(pattern, c.name) {
+			continue
+		}
+		n++
+		f := c.flags.Load()
+		if enabled != nil {
+			f = setBit(f, flagSetEnabled, *enabled)
+		}
+		if history != nil {
+			f = setBit(f, flagHistory, *history)
+		}
+		c.flags.Store(deriveClassFlags(f, global))
+	}
+	return n, nil
+}
+
+// threadClassDefaults returns a thread class's ENABLED and HISTORY.
+func threadClassDefaults(c *Class) (enabled, history bool) {
+	if c.kind != KindThread {
+		panic(fmt.Sprintf("pfs: BUG: %s is not a thread class", c.name))
+	}
+	f := c.flags.Load()
+	return f&flagSetEnabled != 0, f&flagHistory != 0
+}
