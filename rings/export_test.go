@@ -32,7 +32,13 @@ func NewGlobalAt(rows, width int, c uint64) (*Global, error) {
 func (g *Global) TakeTicket() uint64 { return (g.next.Add(1) - 1) & ticketMask }
 
 // Claim is the second half of Global.Begin.
-func (g *Global) Claim(t uint64) Slot { return g.claim(t) }
+func (g *Global) Claim(t uint64) Slot {
+	s, ok := g.claim(t)
+	if !ok {
+		return Slot{}
+	}
+	return g.tb.slot(s, t)
+}
 
 // Head returns the next ticket of the ring.
 func (r *PerThread) Head() uint64 { return r.head.Load() }

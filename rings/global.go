@@ -57,11 +57,17 @@ func (g *Global) Lost() uint64 { return g.lost.Load() }
 // the returned slot until Commit; a slot never committed stays invisible
 // until a later lap's writer takes it over.
 func (g *Global) Begin() Slot {
-	return g.claim((g.next.Add(1) - 1) & ticketMask)
+	t := (g.next.Add(1) - 1) & ticketMask
+	s, ok := g.claim(t)
+	if !ok {
+		return Slot{}
+	}
+	return g.tb.slot(s, t)
 }
 
-// claim takes ticket t's slot for its writer, or drops the append.
-func (g *Global) claim(t uint64) Slot {
+// claim takes ticket t's slot for its writer and returns it, or drops the
+// append, counts it and returns false.
+func (g *Global) claim(t uint64) (int, bool) {
 	s := int(g.div.mod(t))
 	seq := &g.tb.seq[s]
 	for {
@@ -69,36 +75,33 @@ func (g *Global) claim(t uint64) Slot {
 		switch v & stateMask {
 		case stateDirty:
 			g.lost.Add(1) // another writer is storing cells: never share them
-			return Slot{}
+			return 0, false
 		case stateCommitted:
 			if !before(ticketOf(v), t) {
 				g.lost.Add(1) // a newer row is already there: ours is stale
-				return Slot{}
+				return 0, false
 			}
 		}
 		// The CAS is an atomic read-modify-write: on arm64 (CASAL) the cell
 		// stores that follow cannot be performed before it.
 		if seq.CompareAndSwap(v, dirty(t)) {
-			return g.tb.slot(s, t)
+			return s, true
 		}
 		// Another writer of this slot moved first: look again.
 	}
 }
 
-// Append appends row, which must hold Width words: Begin, Set of each word,
-// Commit. The append may be dropped and counted in Lost (see Begin).
+// Append appends row, which must hold Width words. It is Begin, a Set of each
+// word and Commit in one call, and costs less than them. The append may be
+// dropped and counted in Lost (see Begin).
 func (g *Global) Append(row []uint64) {
 	if len(row) != g.tb.width {
 		panic("pfs: BUG: rings: Append of a row whose length is not the ring's width")
 	}
-	s := g.Begin()
-	if s.cells == nil {
-		return
+	t := (g.next.Add(1) - 1) & ticketMask
+	if s, ok := g.claim(t); ok {
+		g.tb.store(s, t, row)
 	}
-	for i, x := range row {
-		s.cells[i].Set(x)
-	}
-	s.Commit()
 }
 
 // AppendRows appends the ring's rows to dst, oldest first, Width words each,

@@ -64,8 +64,16 @@ func (r *PerThread) Width() int { return r.tb.width }
 // Begin starts an append: it takes the oldest slot, which readers stop
 // returning at once, and returns it for the caller to fill with Set and
 // publish with Commit. Owner only. An append that is never committed leaves an
-// empty slot; the next Begin proceeds regardless.
+// empty slot; the next Begin proceeds regardless. Append is cheaper when the
+// row is at hand (see doc.go, "Cost").
 func (r *PerThread) Begin() Slot {
+	s, t := r.take()
+	return r.tb.slot(s, t)
+}
+
+// take marks the oldest slot dirty for the next ticket and advances the
+// owner's index and the published head; it returns the slot and the ticket.
+func (r *PerThread) take() (int, uint64) {
 	t := r.head.Load()
 	s := r.index
 	// The swap is an atomic read-modify-write: on arm64 (SWPAL) the cell
@@ -77,20 +85,18 @@ func (r *PerThread) Begin() Slot {
 	} else {
 		r.index = s + 1
 	}
-	return r.tb.slot(s, t)
+	return s, t
 }
 
-// Append appends row, which must hold Width words: Begin, Set of each word,
-// Commit. Owner only.
+// Append appends row, which must hold Width words. Owner only. It is Begin,
+// a Set of each word and Commit in one call, and costs less than them.
 func (r *PerThread) Append(row []uint64) {
-	if len(row) != r.tb.width {
+	w := r.tb.width
+	if len(row) != w {
 		panic("pfs: BUG: rings: Append of a row whose length is not the ring's width")
 	}
-	s := r.Begin()
-	for i, x := range row {
-		s.cells[i].Set(x)
-	}
-	s.Commit()
+	s, t := r.take()
+	r.tb.store(s, t, row)
 }
 
 // AppendRows appends the ring's rows to dst, oldest first, Width words each,

@@ -77,6 +77,17 @@ func (tb *table) slot(s int, t uint64) Slot {
 	}
 }
 
+// store writes row into slot s, which its caller owns (dirty(t)), and
+// commits it as ticket t.
+func (tb *table) store(s int, t uint64, row []uint64) {
+	off := s * tb.width
+	cells := tb.cells[off : off+len(row)]
+	for i, x := range row {
+		cells[i].Set(x)
+	}
+	tb.seq[s].Store(committed(t))
+}
+
 // appendRows appends, oldest first, every row that a validated copy finds in
 // the ring with a ticket in the reader's window (doc.go, "Reading"). base and
 // head load the ring's base ticket and its next ticket; base must be loaded
