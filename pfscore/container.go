@@ -48,8 +48,12 @@ import (
 // "full" only if each record was taken when it looked (and a page's full flag
 // is set only when that was true of the whole page at once; see page). Step 3
 // makes allocators that find the container full together create one page,
-// not one each. Hence the guarantee tested by TestContainerPageGrowth...: a
-// live set that fits in K pages never makes the container hold more than K+1.
+// not one each. Together they keep a live set that fits in K pages within
+// K+1 pages (TestContainerPageGrowthConcurrentSafe). That bound is a
+// property of schedules, not a theorem: a walk is not atomic, so frees behind
+// its cursor and allocations ahead of it could, in an adversarial schedule,
+// make it see a container with room as full. MySQL's shared counter makes
+// such misses systematic; here nothing does.
 //
 // A failed allocation never blocks and never panics: it returns nil and adds
 // one to Lost, MySQL's Performance_schema_<container>_lost. Creating a page
