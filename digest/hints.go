@@ -253,8 +253,7 @@ func (h *hintScanner) queryBlockName() int {
 // hints scans optimizer hints after a hintable keyword, if there are any,
 // adding their tokens to the stream. It reports false when the statement
 // ends inside the hint comment (MySQL rejects the statement then).
-func (n *Normalizer) hints() bool {
-	lx := &n.lx
+func (lx *mysqlLexer) hints() bool {
 	i := lx.pos
 	for i < len(lx.src) && isSpace[lx.src[i]] {
 		i++
@@ -263,7 +262,7 @@ func (n *Normalizer) hints() bool {
 		return true
 	}
 	h := hintScanner{src: lx.src, pos: i + 3, end: len(lx.src), ansi: lx.mode&ANSIQuotes != 0}
-	st := &n.st
+	st := lx.st
 	open := false
 	for {
 		k := h.scan()

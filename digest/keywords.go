@@ -57,11 +57,16 @@ func (t *keywordTable) insert(name string, tok uint16, funcOnly bool) {
 
 // find returns the entry spelled s in any letter case, or nil.
 func (t *keywordTable) find(s string) *keywordEntry {
-	if len(s) == 0 || len(s) > t.maxLen {
-		return nil
-	}
 	h, ok := keywordHash(s)
 	if !ok {
+		return nil
+	}
+	return t.findHashed(s, h)
+}
+
+// findHashed is find for an ASCII s whose keywordHash is h.
+func (t *keywordTable) findHashed(s string, h uint32) *keywordEntry {
+	if len(s) == 0 || len(s) > t.maxLen {
 		return nil
 	}
 	for i := h & t.mask; ; i = (i + 1) & t.mask {

@@ -4,26 +4,8 @@ package digest
 // utf8mb4 client: the same character classes, the same states carried from
 // one token to the next (after "ident.", after "@", after "@@"), the same
 // comment rules, including version comments and the NUL that ends a query.
-// It produces only what the digest needs: a token number, or "a number",
-// "a literal", "NULL", "an identifier" with its bytes.
-
-// Token kinds returned by the lexer.
-const (
-	kEnd    uint8 = iota // end of the statement
-	kToken               // keyword, operator or punctuation: tok
-	kNumber              // numeric literal (folds unary signs)
-	kValue               // string, hex, bit, placeholder, @name
-	kNull                // the NULL keyword: a literal or not, by context
-	kIdent               // identifier: src[s:e], quote for doubled quotes
-	kAbort               // the server would stop with a syntax error here
-)
-
-type token struct {
-	kind  uint8
-	quote byte
-	tok   uint16
-	s, e  int
-}
+// It does not build tokens: each token goes straight into the digest stream
+// (emit*), which keeps the hot loop to one dispatch per token.
 
 // Lexer states kept between tokens (MySQL's next_state).
 const (
@@ -63,11 +45,16 @@ var (
 	charClass [256]uint8
 	identChar [256]bool
 	isSpace   [256]bool
+	upper     [256]byte // ASCII upper case
 )
 
 func init() {
 	for i := 0; i < 256; i++ {
 		c := byte(i)
+		upper[i] = c
+		if c >= 'a' && c <= 'z' {
+			upper[i] = c - ('a' - 'A')
+		}
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_', c == '$', c >= 0x80:
 			charClass[i] = cIdent
@@ -93,14 +80,23 @@ func init() {
 type mysqlLexer struct {
 	src           string
 	pos           int
-	state         uint8
+	st            *stream
 	mode          SQLMode
 	serverVersion int
+	prev          uint16 // the last token emitted, before reductions
+	state         uint8
 	inVersion     bool // inside an executed /*!NNNNN ... */
+	pendingWith   bool // WITH seen; ROLLUP may follow
 }
 
-func (l *mysqlLexer) reset(src string, mode SQLMode, serverVersion int) {
-	*l = mysqlLexer{src: src, mode: mode, serverVersion: serverVersion}
+func (l *mysqlLexer) reset(src string, st *stream, mode SQLMode, serverVersion int) {
+	*l = mysqlLexer{src: src, st: st, mode: mode, serverVersion: serverVersion}
+}
+
+// run lexes the whole statement into l.st.
+func (l *mysqlLexer) run() {
+	for !l.st.full && l.next() {
+	}
 }
 
 // at returns the byte at i, or 0 past the end (MySQL's buffer is
@@ -123,10 +119,263 @@ func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 func isXDigit(c byte) bool { return isDigit(c) || (c|0x20) >= 'a' && (c|0x20) <= 'f' }
 func isAlnum(c byte) bool  { return isDigit(c) || (c|0x20) >= 'a' && (c|0x20) <= 'z' }
 
-func (l *mysqlLexer) tok(t uint16) token { return token{kind: kToken, tok: t} }
+// Emitters: each hands one token to the stream and remembers it for the
+// NULL and WITH ROLLUP decisions. A pending WITH is flushed first.
 
-// next returns the next token.
-func (l *mysqlLexer) next() token {
+func (l *mysqlLexer) flushWith() {
+	l.pendingWith = false
+	l.st.addToken(kwWith)
+}
+
+func (l *mysqlLexer) emitTok(t uint16) bool {
+	if l.pendingWith {
+		l.flushWith()
+	}
+	l.st.addToken(t)
+	l.prev = t
+	return true
+}
+
+func (l *mysqlLexer) emitNumber() bool {
+	if l.pendingWith {
+		l.flushWith()
+	}
+	l.st.addNumber()
+	l.prev = tokValue
+	return true
+}
+
+func (l *mysqlLexer) emitValue() bool {
+	if l.pendingWith {
+		l.flushWith()
+	}
+	l.st.addValue()
+	l.prev = tokValue
+	return true
+}
+
+func (l *mysqlLexer) emitIdent(s, e int, quote byte) bool {
+	if l.pendingWith {
+		l.flushWith()
+	}
+	l.st.addIdent(tokIdent, l.src[s:e], quote)
+	l.prev = tokIdent
+	return true
+}
+
+// emitKeyword handles the keywords with rules of their own: NULL (a literal
+// where an expression is expected), NOT under HIGH_NOT_PRECEDENCE, WITH
+// ROLLUP (one token), and the keywords optimizer hints may follow.
+func (l *mysqlLexer) emitKeyword(t uint16) bool {
+	switch t {
+	case kwNull:
+		if l.pendingWith {
+			l.flushWith()
+		}
+		if nullIsValueAfter[l.prev] {
+			l.st.addNullValue()
+			l.prev = tokValue
+		} else {
+			l.st.addToken(kwNull)
+			l.prev = kwNull
+		}
+		return true
+	case kwNot:
+		if l.mode&HighNotPrecedence != 0 {
+			t = tokNot2
+		}
+	case kwWith:
+		if l.pendingWith {
+			l.flushWith()
+		}
+		l.pendingWith = true
+		l.prev = kwWith
+		return true
+	case kwRollup:
+		if l.pendingWith {
+			l.pendingWith = false
+			t = tokWithRollup
+		}
+	}
+	l.emitTok(t)
+	if tokFlags[t]&flagHintable != 0 {
+		return l.hints()
+	}
+	return true
+}
+
+// end closes the statement.
+func (l *mysqlLexer) end() bool {
+	if l.pendingWith {
+		l.flushWith()
+	}
+	l.st.end()
+	return false
+}
+
+// next lexes and emits one token. It reports false at the end of the
+// statement, or where MySQL would stop with a syntax error.
+func (l *mysqlLexer) next() bool {
+	if l.state != stStart {
+		return l.nextInState()
+	}
+	src := l.src
+	pos := l.pos
+	for pos < len(src) && isSpace[src[pos]] {
+		pos++
+	}
+	if pos >= len(src) {
+		l.pos = pos
+		return l.end()
+	}
+	start := pos
+	c := src[start]
+	l.pos = pos + 1
+	switch charClass[c] {
+	case cIdent:
+		return l.ident(start)
+	case cDigit:
+		return l.number(start)
+	case cChar:
+		return l.char(c)
+	case cPoint:
+		if isDigit(l.at(l.pos)) {
+			l.real()
+			return l.emitNumber()
+		}
+		l.pos = start
+		return l.identSep()
+	case cQuote:
+		return l.text('\'')
+	case cBackQuote:
+		return l.quotedIdent('`')
+	case cCmp, cLongCmp:
+		// "=", "!=", ">=", ">>", "<", "<=", "<>", "<<", "<=>".
+		i := l.pos
+		if k := charClass[l.at(i)]; k == cCmp || k == cLongCmp {
+			i++
+			if c == '<' && charClass[l.at(i)] == cCmp {
+				i++
+			}
+		}
+		l.pos = i
+		if t := operatorToken(src[start:i]); t != tokNone {
+			return l.emitTok(t)
+		}
+		return l.emitTok(uint16(c)) // MySQL returns the first character
+	case cEOL:
+		return l.end()
+	case cNChar:
+		if l.at(l.pos) == '\'' {
+			l.pos++
+			return l.text('\'')
+		}
+		return l.ident(start)
+	case cHex:
+		if l.at(l.pos) == '\'' {
+			i := l.pos + 1
+			for isXDigit(l.at(i)) {
+				i++
+			}
+			if l.at(i) != '\'' || (i-l.pos-1)%2 != 0 {
+				return false
+			}
+			l.pos = i + 1
+			return l.emitNumber()
+		}
+		return l.ident(start)
+	case cBin:
+		if l.at(l.pos) == '\'' {
+			i := l.pos + 1
+			for l.at(i) == '0' || l.at(i) == '1' {
+				i++
+			}
+			if l.at(i) != '\'' {
+				return false
+			}
+			l.pos = i + 1
+			return l.emitNumber()
+		}
+		return l.ident(start)
+	case cDQuote:
+		if l.mode&ANSIQuotes != 0 {
+			return l.quotedIdent('"')
+		}
+		return l.text('"')
+	case cBool:
+		if l.at(l.pos) != c {
+			return l.emitTok(uint16(c))
+		}
+		l.pos++
+		if c == '&' {
+			return l.emitTok(tokAndAnd)
+		}
+		if l.mode&PipesAsConcat != 0 {
+			return l.emitTok(tokOrOr)
+		}
+		return l.emitTok(tokOr2)
+	case cHash:
+		l.skipLine()
+		return true
+	case cColon:
+		if l.at(l.pos) == '=' {
+			l.pos++
+			return l.emitTok(tokSetVar)
+		}
+		return l.emitTok(':')
+	case cSlash:
+		if l.at(l.pos) != '*' {
+			return l.emitTok('/')
+		}
+		return l.comment()
+	case cStar:
+		if l.inVersion && l.at(l.pos) == '/' {
+			l.pos++
+			l.inVersion = false
+			return true
+		}
+		return l.emitTok('*')
+	case cAt:
+		switch charClass[l.at(l.pos)] {
+		case cQuote, cDQuote, cBackQuote:
+		case cAt:
+			l.state = stSystemVar
+		default:
+			l.state = stHostname
+		}
+		return l.emitTok('@')
+	}
+	return l.char(c)
+}
+
+// char handles single-character tokens, with the special cases of '-'
+// ("-- " comments, "->", "->>") and '?' (a placeholder).
+func (l *mysqlLexer) char(c byte) bool {
+	switch c {
+	case '-':
+		if n := l.at(l.pos); n == '-' {
+			if a := l.at(l.pos + 1); isSpace[a] || a < 0x20 || a == 0x7f {
+				l.skipLine()
+				return true
+			}
+		} else if n == '>' {
+			l.pos++
+			if l.at(l.pos) == '>' {
+				l.pos++
+				return l.emitTok(tokJSONUnquoted)
+			}
+			return l.emitTok(tokJSONSep)
+		}
+	case '?':
+		if !identChar[l.at(l.pos)] {
+			return l.emitValue()
+		}
+	}
+	return l.emitTok(uint16(c))
+}
+
+// nextInState lexes a token whose meaning depends on the one before it.
+func (l *mysqlLexer) nextInState() bool {
 	state := l.state
 	l.state = stStart
 	switch state {
@@ -139,7 +388,7 @@ func (l *mysqlLexer) next() token {
 		if l.at(l.pos) != '`' {
 			l.state = stIdentOrKeyword
 		}
-		return l.tok('@')
+		return l.emitTok('@')
 	case stIdentOrKeyword:
 		start := l.pos
 		end := l.identEnd(start)
@@ -148,168 +397,21 @@ func (l *mysqlLexer) next() token {
 			l.state = stIdentSep
 		}
 		if end == start {
-			return token{kind: kAbort}
+			return false
 		}
 		if e := mainKeywords.find(l.src[start:end]); e != nil && !e.funcOnly {
-			return l.keyword(e.tok)
+			return l.emitKeyword(e.tok)
 		}
-		return token{kind: kIdent, s: start, e: end}
+		return l.emitIdent(start, end, 0)
 	case stHostname:
 		i := l.pos
 		for c := l.at(i); isAlnum(c) || c == '.' || c == '_' || c == '$'; c = l.at(i) {
 			i++
 		}
 		l.pos = i
-		return token{kind: kValue}
+		return l.emitValue()
 	}
-
-	for {
-		for l.pos < len(l.src) && isSpace[l.src[l.pos]] {
-			l.pos++
-		}
-		if l.pos >= len(l.src) {
-			return token{kind: kEnd}
-		}
-		start := l.pos
-		c := l.src[start]
-		l.pos++
-		switch charClass[c] {
-		case cEOL:
-			return token{kind: kEnd}
-		case cIdent:
-			return l.ident(start)
-		case cNChar:
-			if l.at(l.pos) == '\'' {
-				l.pos++
-				return l.text('\'')
-			}
-			return l.ident(start)
-		case cHex:
-			if l.at(l.pos) == '\'' {
-				i := l.pos + 1
-				for isXDigit(l.at(i)) {
-					i++
-				}
-				if l.at(i) != '\'' || (i-l.pos-1)%2 != 0 {
-					return token{kind: kAbort}
-				}
-				l.pos = i + 1
-				return token{kind: kNumber}
-			}
-			return l.ident(start)
-		case cBin:
-			if l.at(l.pos) == '\'' {
-				i := l.pos + 1
-				for l.at(i) == '0' || l.at(i) == '1' {
-					i++
-				}
-				if l.at(i) != '\'' {
-					return token{kind: kAbort}
-				}
-				l.pos = i + 1
-				return token{kind: kNumber}
-			}
-			return l.ident(start)
-		case cDigit:
-			return l.number(start)
-		case cQuote:
-			return l.text('\'')
-		case cDQuote:
-			if l.mode&ANSIQuotes != 0 {
-				return l.quotedIdent('"')
-			}
-			return l.text('"')
-		case cBackQuote:
-			return l.quotedIdent('`')
-		case cPoint:
-			if isDigit(l.at(l.pos)) {
-				return l.real()
-			}
-			l.pos = start
-			return l.identSep()
-		case cCmp, cLongCmp:
-			// "=", "!=", ">=", ">>", "<", "<=", "<>", "<<", "<=>".
-			i := l.pos
-			if k := charClass[l.at(i)]; k == cCmp || k == cLongCmp {
-				i++
-				if c == '<' && charClass[l.at(i)] == cCmp {
-					i++
-				}
-			}
-			l.pos = i
-			if t := operatorToken(l.src[start:i]); t != tokNone {
-				return l.tok(t)
-			}
-			return l.tok(uint16(c)) // MySQL returns the first character
-		case cBool:
-			if l.at(l.pos) != c {
-				return l.tok(uint16(c))
-			}
-			l.pos++
-			if c == '&' {
-				return l.tok(tokAndAnd)
-			}
-			if l.mode&PipesAsConcat != 0 {
-				return l.tok(tokOrOr)
-			}
-			return l.tok(tokOr2)
-		case cHash:
-			l.skipLine()
-			continue
-		case cColon:
-			if l.at(l.pos) == '=' {
-				l.pos++
-				return l.tok(tokSetVar)
-			}
-			return l.tok(':')
-		case cSlash:
-			if l.at(l.pos) != '*' {
-				return l.tok('/')
-			}
-			if !l.comment() {
-				return token{kind: kAbort}
-			}
-			continue
-		case cStar:
-			if l.inVersion && l.at(l.pos) == '/' {
-				l.pos++
-				l.inVersion = false
-				continue
-			}
-			return l.tok('*')
-		case cAt:
-			switch charClass[l.at(l.pos)] {
-			case cQuote, cDQuote, cBackQuote:
-			case cAt:
-				l.state = stSystemVar
-			default:
-				l.state = stHostname
-			}
-			return l.tok('@')
-		}
-		// Single-character tokens, and the special cases of '-' and '?'.
-		switch c {
-		case '-':
-			if n := l.at(l.pos); n == '-' {
-				if a := l.at(l.pos + 1); isSpace[a] || a < 0x20 || a == 0x7f {
-					l.skipLine()
-					continue
-				}
-			} else if n == '>' {
-				l.pos++
-				if l.at(l.pos) == '>' {
-					l.pos++
-					return l.tok(tokJSONUnquoted)
-				}
-				return l.tok(tokJSONSep)
-			}
-		case '?':
-			if !identChar[l.at(l.pos)] {
-				return token{kind: kValue}
-			}
-		}
-		return l.tok(uint16(c))
-	}
+	return false
 }
 
 func operatorToken(op string) uint16 {
@@ -399,63 +501,68 @@ func (l *mysqlLexer) skipComment(nest int) bool {
 }
 
 // ident lexes an identifier or keyword that starts at start (MY_LEX_IDENT).
-func (l *mysqlLexer) ident(start int) token {
-	end := l.identEnd(l.pos)
+// The keyword hash is computed in the same pass that finds the end.
+func (l *mysqlLexer) ident(start int) bool {
+	src := l.src
+	h := uint32(2166136261)
+	ascii := byte(0)
+	end := start
+	for end < len(src) {
+		c := src[end]
+		if !identChar[c] {
+			break
+		}
+		ascii |= c
+		h = (h ^ uint32(upper[c])) * 16777619
+		end++
+	}
 	l.pos = end
 	after := end
 	if l.mode&IgnoreSpace != 0 {
-		for after < len(l.src) && isSpace[l.src[after]] {
+		for after < len(src) && isSpace[src[after]] {
 			after++
 		}
 	}
 	if after == end && l.at(end) == '.' && identChar[l.at(end+1)] {
 		l.state = stIdentSep
-		return token{kind: kIdent, s: start, e: end}
+		return l.emitIdent(start, end, 0)
 	}
-	name := l.src[start:end]
-	if e := mainKeywords.find(name); e != nil && (!e.funcOnly || l.at(after) == '(') {
-		return l.keyword(e.tok)
+	name := src[start:end]
+	if ascii < 0x80 {
+		if e := mainKeywords.findHashed(name, h); e != nil && (!e.funcOnly || l.at(after) == '(') {
+			return l.emitKeyword(e.tok)
+		}
+		if name[0] == '_' && charsets.find(name[1:]) != nil {
+			return l.emitTok(tokUnderscoreCharset)
+		}
 	}
-	if name[0] == '_' && charsets.find(name[1:]) != nil {
-		return l.tok(tokUnderscoreCharset)
-	}
-	return token{kind: kIdent, s: start, e: end}
+	return l.emitIdent(start, end, 0)
 }
 
-func (l *mysqlLexer) keyword(t uint16) token {
-	switch {
-	case t == kwNull:
-		return token{kind: kNull, tok: t}
-	case t == kwNot && l.mode&HighNotPrecedence != 0:
-		return l.tok(tokNot2)
-	}
-	return l.tok(t)
-}
-
-// identSep returns the '.' at l.pos; an identifier char after it starts an
+// identSep emits the '.' at l.pos; an identifier char after it starts an
 // identifier that is never a keyword ("t.select").
-func (l *mysqlLexer) identSep() token {
+func (l *mysqlLexer) identSep() bool {
 	l.pos++
 	if identChar[l.at(l.pos)] {
 		l.state = stIdentStart
 	}
-	return l.tok('.')
+	return l.emitTok('.')
 }
 
 // identStart lexes an identifier that cannot be a keyword: after '.', or
 // one that starts with digits (MY_LEX_IDENT_START).
-func (l *mysqlLexer) identStart(start int) token {
+func (l *mysqlLexer) identStart(start int) bool {
 	end := l.identEnd(l.pos)
 	l.pos = end
 	if l.at(end) == '.' && identChar[l.at(end+1)] {
 		l.state = stIdentSep
 	}
-	return token{kind: kIdent, s: start, e: end}
+	return l.emitIdent(start, end, 0)
 }
 
 // number lexes what starts with a digit: 0x1F, 0b101, 12, 1.5, 1e5, or an
 // identifier such as 1st or 0xZZ.
-func (l *mysqlLexer) number(start int) token {
+func (l *mysqlLexer) number(start int) bool {
 	if l.src[start] == '0' {
 		switch l.at(l.pos) {
 		case 'x':
@@ -465,7 +572,7 @@ func (l *mysqlLexer) number(start int) token {
 			}
 			if i-start >= 3 && !identChar[l.at(i)] {
 				l.pos = i
-				return token{kind: kNumber}
+				return l.emitNumber()
 			}
 			return l.identStart(start)
 		case 'b':
@@ -475,7 +582,7 @@ func (l *mysqlLexer) number(start int) token {
 			}
 			if i-start >= 3 && !identChar[l.at(i)] {
 				l.pos = i
-				return token{kind: kNumber}
+				return l.emitNumber()
 			}
 			return l.identStart(start)
 		}
@@ -489,9 +596,9 @@ func (l *mysqlLexer) number(start int) token {
 		l.pos = i
 		if c == '.' {
 			l.pos++
-			return l.real()
+			l.real()
 		}
-		return token{kind: kNumber}
+		return l.emitNumber()
 	}
 	if c == 'e' || c == 'E' {
 		j := i + 1
@@ -503,15 +610,15 @@ func (l *mysqlLexer) number(start int) token {
 				j++
 			}
 			l.pos = j
-			return token{kind: kNumber}
+			return l.emitNumber()
 		}
 	}
 	l.pos = i
 	return l.identStart(start)
 }
 
-// real lexes the rest of a decimal or float after its '.'.
-func (l *mysqlLexer) real() token {
+// real consumes the rest of a decimal or float after its '.'.
+func (l *mysqlLexer) real() {
 	i := l.pos
 	for isDigit(l.at(i)) {
 		i++
@@ -529,39 +636,41 @@ func (l *mysqlLexer) real() token {
 		}
 	}
 	l.pos = i
-	return token{kind: kNumber}
 }
 
 // text lexes a string literal whose opening quote is just before l.pos. An
 // unterminated string is still a literal, and it ends the statement: its
 // bytes never reach the digest.
-func (l *mysqlLexer) text(quote byte) token {
+func (l *mysqlLexer) text(quote byte) bool {
+	src := l.src
 	i := l.pos
 	escapes := l.mode&NoBackslashEscapes == 0
-	for i < len(l.src) {
-		c := l.src[i]
+	for i < len(src) {
+		c := src[i]
 		i++
-		if c == '\\' && escapes {
-			if i >= len(l.src) {
-				break
-			}
-			i++
-		} else if c == quote {
-			if l.at(i) == quote {
+		if c == quote {
+			if i < len(src) && src[i] == quote {
 				i++
 				continue
 			}
 			l.pos = i
-			return token{kind: kValue}
+			return l.emitValue()
+		}
+		if c == '\\' && escapes {
+			if i >= len(src) {
+				break
+			}
+			i++
 		}
 	}
-	l.pos = len(l.src)
-	return token{kind: kValue}
+	l.pos = len(src)
+	l.emitValue()
+	return l.end()
 }
 
 // quotedIdent lexes `name` (or "name" under ANSI_QUOTES); a doubled quote
 // stands for one. An unterminated one aborts, as in MySQL.
-func (l *mysqlLexer) quotedIdent(quote byte) token {
+func (l *mysqlLexer) quotedIdent(quote byte) bool {
 	start := l.pos
 	for i := start; i < len(l.src); i++ {
 		c := l.src[i]
@@ -574,9 +683,9 @@ func (l *mysqlLexer) quotedIdent(quote byte) token {
 				continue
 			}
 			l.pos = i + 1
-			return token{kind: kIdent, s: start, e: i, quote: quote}
+			return l.emitIdent(start, i, quote)
 		}
 	}
 	l.pos = len(l.src)
-	return token{kind: kAbort}
+	return false
 }

@@ -102,67 +102,12 @@ func (n *Normalizer) NormalizeBytes(sql []byte) Result {
 
 // tokenize fills n.st with the normalized token stream of sql.
 func (n *Normalizer) tokenize(sql string) {
-	st := &n.st
-	st.reset(n.cfg.maxDigestLength)
-	lx := &n.lx
-	lx.reset(sql, n.cfg.sqlMode, n.cfg.serverVersion)
-	if st.max == 0 {
+	n.st.reset(n.cfg.maxDigestLength)
+	if n.st.max == 0 {
 		return
 	}
-	prev := tokNone // the last token the lexer returned, before reductions
-	var pending token
-	havePending := false
-	for !st.full {
-		var t token
-		if havePending {
-			t, havePending = pending, false
-		} else {
-			t = lx.next()
-		}
-		switch t.kind {
-		case kEnd:
-			st.end()
-			return
-		case kAbort:
-			return
-		case kNumber:
-			st.addNumber()
-			prev = tokValue
-		case kValue:
-			st.addValue()
-			prev = tokValue
-		case kNull:
-			if nullIsValueAfter[prev] {
-				st.addNullValue()
-				prev = tokValue
-			} else {
-				st.addToken(kwNull)
-				prev = kwNull
-			}
-		case kIdent:
-			st.addIdent(tokIdent, sql[t.s:t.e], t.quote)
-			prev = tokIdent
-		case kToken:
-			tok := t.tok
-			if tok == kwWith {
-				// WITH ROLLUP is one token; anything else after WITH is
-				// handled on the next turn.
-				pending = lx.next()
-				if pending.kind == kToken && pending.tok == kwRollup {
-					tok = tokWithRollup
-				} else {
-					havePending = true
-				}
-			}
-			st.addToken(tok)
-			prev = tok
-			if tokFlags[tok]&flagHintable != 0 && !havePending {
-				if !n.hints() {
-					return
-				}
-			}
-		}
-	}
+	n.lx.reset(sql, &n.st, n.cfg.sqlMode, n.cfg.serverVersion)
+	n.lx.run()
 }
 
 // Package-level convenience, backed by a pool of default Normalizers.

@@ -1,6 +1,9 @@
 package digest
 
-import "unicode/utf8"
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
 
 // maxIdentRender is the longest identifier, in bytes, DIGEST_TEXT prints:
 // MySQL converts identifiers to utf8mb3 into a NAME_LEN (64 characters, 192
@@ -8,57 +11,104 @@ import "unicode/utf8"
 // not fit, that is one longer than 64 bytes.
 const maxIdentRender = 64
 
+// maxTextPerByte bounds how many bytes of DIGEST_TEXT one byte of token
+// stream can print: the longest token text plus its space, for a 2-byte
+// token (identifiers print at most their length plus 3).
+var maxTextPerByte int
+
+// tokOut is each token's printed form with its trailing space, when it has
+// one; tokWord holds its first 8 bytes for a single store.
+var (
+	tokOut  [maxToken]string
+	tokWord [maxToken]uint64
+)
+
+func initRender() {
+	longest := 0
+	for t := range tokText {
+		s := tokText[t]
+		if tokFlags[t]&flagAppendSpace != 0 && s != "" {
+			s += " "
+		}
+		tokOut[t] = s
+		var w [8]byte
+		copy(w[:], s)
+		tokWord[t] = binary.LittleEndian.Uint64(w[:])
+		longest = max(longest, len(s))
+	}
+	maxTextPerByte = (longest + 1) / 2
+}
+
 // renderText appends the DIGEST_TEXT of the token stream toks to dst, the way
 // MySQL 8.0's compute_digest_text prints it: tokens separated by one space
 // (none after '@', none after an identifier before "@query_block"),
 // identifiers back-quoted and unescaped, no trailing space. A token or
 // identifier cut by the end of toks is not printed.
+//
+// Every token is written with its trailing space, and the last space is cut
+// at the end; this prints exactly what MySQL's "space before the next
+// token" rule prints, with fewer branches.
 func renderText(dst, toks []byte) []byte {
-	space := false
+	base := len(dst)
+	need := base + len(toks)*maxTextPerByte + 16
+	if cap(dst) < need {
+		dst = append(dst[:cap(dst)], make([]byte, need-cap(dst))...)
+	}
+	out := dst[:need]
+	w := base
+	spaced := false // out[w-1] is a trailing space written by the last token
 	for i := 0; i+2 <= len(toks); {
 		tok := uint16(toks[i]) | uint16(toks[i+1])<<8
 		i += 2
 		if tok == tokIdent || tok == tokIdentAt {
 			if i+2 > len(toks) {
-				return dst
+				break
 			}
 			n := int(toks[i]) | int(toks[i+1])<<8
 			i += 2
 			if i+n > len(toks) {
-				return dst
+				break
 			}
 			name := toks[i : i+n]
 			i += n
 			if n > maxIdentRender {
-				if space {
-					dst = append(dst, ' ')
-					space = false
-				}
-				dst = append(dst, "..."...)
+				w += copy(out[w:], "...")
+				spaced = false
 				continue
 			}
 			if n == 0 || !utf8mb3(name) {
 				continue // MySQL skips what it cannot convert to utf8mb3
 			}
-			if space {
-				dst = append(dst, ' ')
+			out[w] = '`'
+			w++
+			w += copy(out[w:], name)
+			out[w] = '`'
+			w++
+			if tok == tokIdent {
+				out[w] = ' '
+				w++
+				spaced = true
+			} else {
+				spaced = false
 			}
-			dst = append(dst, '`')
-			dst = append(dst, name...)
-			dst = append(dst, '`')
-			space = tok == tokIdent
 			continue
 		}
 		if int(tok) >= maxToken {
-			return dst
+			break
 		}
-		if space {
-			dst = append(dst, ' ')
+		s := tokOut[tok]
+		if len(s) <= 8 {
+			binary.LittleEndian.PutUint64(out[w:], tokWord[tok])
+			w += len(s)
+		} else {
+			w += copy(out[w:], s)
 		}
-		dst = append(dst, tokText[tok]...)
-		space = tokFlags[tok]&flagAppendSpace != 0
+		spaced = len(s) > 0 && s[len(s)-1] == ' '
 	}
-	return dst
+	if spaced {
+		w--
+	}
+	return dst[:w]
 }
 
 // utf8mb3 reports whether b is valid UTF-8 without 4-byte sequences.

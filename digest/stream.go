@@ -32,11 +32,14 @@ func (s *stream) pop(n int) { s.buf = s.buf[:len(s.buf)-2*n] }
 
 // store appends one token, or marks the stream full when it does not fit.
 func (s *stream) store(tok uint16) {
-	if len(s.buf)+2 > s.max {
+	n := len(s.buf)
+	if n+2 > s.max {
 		s.full = true
 		return
 	}
-	s.buf = append(s.buf, byte(tok), byte(tok>>8))
+	s.buf = s.buf[:n+2]
+	s.buf[n] = byte(tok)
+	s.buf[n+1] = byte(tok >> 8)
 }
 
 // peek2 returns the last two tokens (t1 the last), or tokUnused where the
@@ -158,23 +161,30 @@ func (s *stream) addIdent(tok uint16, name string, quote byte) {
 	if n > 0xFFFF {
 		n = 0xFFFF
 	}
-	if len(s.buf)+4+n > s.max {
+	at := len(s.buf)
+	if at+4+n > s.max {
 		s.full = true
 		return
 	}
-	s.buf = append(s.buf, byte(tok), byte(tok>>8), byte(n), byte(n>>8))
+	b := s.buf[:at+4+n]
+	b[at] = byte(tok)
+	b[at+1] = byte(tok >> 8)
+	b[at+2] = byte(n)
+	b[at+3] = byte(n >> 8)
+	w := b[at+4:]
 	if quote == 0 {
-		s.buf = append(s.buf, name[:n]...)
+		copy(w, name)
 	} else {
-		end := len(s.buf) + n
-		for i := 0; len(s.buf) < end; i++ {
-			s.buf = append(s.buf, name[i])
+		for i, j := 0, 0; j < n; i++ {
+			w[j] = name[i]
+			j++
 			if name[i] == quote && i+1 < len(name) && name[i+1] == quote {
 				i++
 			}
 		}
 	}
-	s.lastID = len(s.buf)
+	s.buf = b
+	s.lastID = len(b)
 }
 
 // end closes the statement: a trailing ';' is dropped.

@@ -124,6 +124,7 @@ func init() {
 	kwNull = mustKeyword("NULL")
 	kwNot = mustKeyword("NOT")
 	kwIn = mustKeyword("IN")
+	initRender()
 
 	// A NULL keyword is the literal NULL (and becomes ?) when it follows a
 	// token after which the grammar expects an expression; elsewhere
