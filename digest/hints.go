@@ -75,6 +75,7 @@ type hintScanner struct {
 	kwTok  uint16
 	char   byte
 	spaces int
+	start  int // where the current token starts
 }
 
 func (h *hintScanner) class(i int) uint8 {
@@ -101,6 +102,7 @@ func (h *hintScanner) scan() int {
 	h.quote = 0
 	for {
 		start := h.pos
+		h.start = start
 		switch h.class(start) {
 		case hcSpace:
 			h.pos++
@@ -289,8 +291,10 @@ func (lx *mysqlLexer) hints() bool {
 			switch k {
 			case hNumber:
 				st.addNumber()
+				lx.noteLiteral(h.start, h.pos)
 			case hText:
 				st.addValue()
+				lx.noteLiteral(h.start, h.pos)
 			case hIdent:
 				tok := tokIdent
 				if h.class(h.pos) == hcAt {
@@ -307,5 +311,11 @@ func (lx *mysqlLexer) hints() bool {
 			}
 		}
 		h.prev = prev
+	}
+}
+
+func (l *mysqlLexer) noteLiteral(s, e int) {
+	if l.literals != nil {
+		*l.literals = append(*l.literals, [2]int{s, e})
 	}
 }

@@ -87,6 +87,11 @@ type mysqlLexer struct {
 	state         uint8
 	inVersion     bool // inside an executed /*!NNNNN ... */
 	pendingWith   bool // WITH seen; ROLLUP may follow
+	tokStart      int  // where the current token starts
+
+	// literals, when not nil, collects the byte ranges of the literals
+	// lexed (for tests: they must not reach DIGEST_TEXT).
+	literals *[][2]int
 }
 
 func (l *mysqlLexer) reset(src string, st *stream, mode SQLMode, serverVersion int) {
@@ -140,6 +145,9 @@ func (l *mysqlLexer) emitNumber() bool {
 	if l.pendingWith {
 		l.flushWith()
 	}
+	if l.literals != nil {
+		*l.literals = append(*l.literals, [2]int{l.tokStart, l.pos})
+	}
 	l.st.addNumber()
 	l.prev = tokValue
 	return true
@@ -148,6 +156,9 @@ func (l *mysqlLexer) emitNumber() bool {
 func (l *mysqlLexer) emitValue() bool {
 	if l.pendingWith {
 		l.flushWith()
+	}
+	if l.literals != nil {
+		*l.literals = append(*l.literals, [2]int{l.tokStart, l.pos})
 	}
 	l.st.addValue()
 	l.prev = tokValue
@@ -231,6 +242,7 @@ func (l *mysqlLexer) next() bool {
 	start := pos
 	c := src[start]
 	l.pos = pos + 1
+	l.tokStart = start
 	switch charClass[c] {
 	case cIdent:
 		return l.ident(start)
@@ -404,6 +416,7 @@ func (l *mysqlLexer) nextInState() bool {
 		}
 		return l.emitIdent(start, end, 0)
 	case stHostname:
+		l.tokStart = l.pos
 		i := l.pos
 		for c := l.at(i); isAlnum(c) || c == '.' || c == '_' || c == '$'; c = l.at(i) {
 			i++

@@ -52,7 +52,9 @@ func renderText(dst, toks []byte) []byte {
 	base := len(dst)
 	need := base + len(toks)*maxTextPerByte + 16
 	if cap(dst) < need {
-		dst = append(dst[:cap(dst)], make([]byte, need-cap(dst))...)
+		grown := make([]byte, base, need)
+		copy(grown, dst)
+		dst = grown
 	}
 	out := dst[:need]
 	w := base
