@@ -4,6 +4,6 @@ go 1.26.0
 
 require github.com/otelpfs/otelpfs v0.0.0
 
-require github.com/DataDog/go-sqllexer v0.2.6 // indirect
+require github.com/DataDog/go-sqllexer v0.2.6
 
 replace github.com/otelpfs/otelpfs => ../

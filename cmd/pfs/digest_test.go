@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/otelpfs/otelpfs/digest"
+)
+
+func runPfs(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func decodeRows(t *testing.T, s string) []digestRow {
+	t.Helper()
+	var rows []digestRow
+	for _, line := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		var r digestRow
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("output line %q: %v", line, err)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+func TestDigestCommandText(t *testing.T) {
+	in := "SELECT * FROM t WHERE a = 1\n\n   \nselect * from t where a = 22\r\nINSERT INTO t VALUES (1), (2)\n"
+	code, out, errOut := runPfs(t, in, "digest")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	rows := decodeRows(t, out)
+	if len(rows) != 3 {
+		t.Fatalf("got %d rows, want 3 (empty lines skipped):\n%s", len(rows), out)
+	}
+	if rows[0].SQL != "SELECT * FROM t WHERE a = 1" || rows[0].DigestText != "SELECT * FROM `t` WHERE `a` = ?" {
+		t.Errorf("row 0 = %+v", rows[0])
+	}
+	if rows[1].SQL != "select * from t where a = 22" {
+		t.Errorf("row 1 sql %q: the CR should be dropped", rows[1].SQL)
+	}
+	if rows[0].Digest != rows[1].Digest || len(rows[0].Digest) != 64 {
+		t.Errorf("digests %q %q: want equal, 64 hex", rows[0].Digest, rows[1].Digest)
+	}
+	if rows[2].DigestText != "INSERT INTO `t` VALUES (?) /* , ... */" {
+		t.Errorf("row 2 = %+v", rows[2])
+	}
+	if rows[0].Version != digest.Version {
+		t.Errorf("version %q", rows[0].Version)
+	}
+	if want := digest.StatementDigest(rows[2].SQL).Hex(); rows[2].Digest != want {
+		t.Errorf("digest %s, package says %s", rows[2].Digest, want)
+	}
+	if strings.Count(out, "\n") != 3 {
+		t.Errorf("want one object per line:\n%s", out)
+	}
+}
+
+func TestDigestCommandJSON(t *testing.T) {
+	in := `{"sql": "SELECT 1 FROM t\nWHERE b = 'x'", "other": 1}` + "\n\n" + `{"sql":"SELECT a < b"}` + "\n"
+	code, out, errOut := runPfs(t, in, "digest", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	rows := decodeRows(t, out)
+	if len(rows) != 2 {
+		t.Fatalf("got %d rows:\n%s", len(rows), out)
+	}
+	if rows[0].SQL != "SELECT 1 FROM t\nWHERE b = 'x'" || rows[0].DigestText != "SELECT ? FROM `t` WHERE `b` = ?" {
+		t.Errorf("row 0 = %+v", rows[0])
+	}
+	if !strings.Contains(out, `"SELECT a < b"`) {
+		t.Errorf("HTML characters escaped:\n%s", out)
+	}
+}
+
+func TestDigestCommandMaxDigestLength(t *testing.T) {
+	in := "SELECT 1 FROM DUAL\nSELECT 1\n"
+	code, out, errOut := runPfs(t, in, "digest", "--max-digest-length", "2")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	rows := decodeRows(t, out)
+	if len(rows) != 2 || rows[0].DigestText != "SELECT" || rows[0].Digest != rows[1].Digest {
+		t.Errorf("rows = %+v", rows)
+	}
+	for _, bad := range []string{"-1", "2000000", "x"} {
+		if code, _, errOut := runPfs(t, "", "digest", "--max-digest-length", bad); code != 2 {
+			t.Errorf("--max-digest-length %s: exit %d (%q), want 2", bad, code, errOut)
+		}
+	}
+}
+
+func TestDigestCommandSQLMode(t *testing.T) {
+	code, out, _ := runPfs(t, `SELECT "a" FROM t`+"\n", "digest", "--sql-mode", "ANSI_QUOTES")
+	if rows := decodeRows(t, out); code != 0 || len(rows) != 1 || rows[0].DigestText != "SELECT `a` FROM `t`" {
+		t.Errorf("exit %d, rows %+v", code, rows)
+	}
+	if code, _, _ := runPfs(t, "", "digest", "--sql-mode", "BOGUS"); code != 2 {
+		t.Errorf("bad --sql-mode: exit %d, want 2", code)
+	}
+}
+
+func TestDigestCommandBadJSON(t *testing.T) {
+	in := `{"sql":"SELECT 1"}` + "\n" + `{"sql": SELECT 2}` + "\n" + `{"sql":"SELECT 3"}` + "\n"
+	code, out, errOut := runPfs(t, in, "digest", "--json")
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if !strings.Contains(errOut, "line 2") || !strings.Contains(errOut, "JSON") {
+		t.Errorf("stderr %q: want the line number and the cause", errOut)
+	}
+	if rows := decodeRows(t, out); len(rows) != 1 {
+		t.Errorf("statements before the bad line: got %d rows, want 1", len(rows))
+	}
+	code, _, errOut = runPfs(t, `{"query":"SELECT 1"}`+"\n", "digest", "--json")
+	if code != 1 || !strings.Contains(errOut, `no "sql" field`) {
+		t.Errorf("missing field: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestDigestCommandUsage(t *testing.T) {
+	if code, _, _ := runPfs(t, "", "digest", "extra"); code != 2 {
+		t.Errorf("positional argument: exit %d, want 2", code)
+	}
+	if code, _, errOut := runPfs(t, "", "digest", "-h"); code != 0 || !strings.Contains(errOut, "usage: pfs digest") {
+		t.Errorf("-h: exit %d, stderr %q", code, errOut)
+	}
+	if code, out, _ := runPfs(t, "", "digest"); code != 0 || out != "" {
+		t.Errorf("empty input: exit %d, out %q", code, out)
+	}
+}
