@@ -8,7 +8,9 @@ import "time"
 // calls it periodically with the current time; the container starts no
 // goroutine and reads no clock. It takes the growth mutex (allocators that
 // need a new page wait for it) but never blocks allocators that find room in
-// existing pages, nor readers.
+// existing pages, nor readers. It costs one load per record of every page
+// with no live record, and stops at the first live record of the others:
+// call it every few seconds, not per event.
 //
 // # Policy (hysteresis)
 //
