@@ -177,3 +177,30 @@ func TestParseSQLMode(t *testing.T) {
 		t.Error("unknown flag accepted")
 	}
 }
+
+// TestKeywordTableProbes keeps the keyword hash good enough: every keyword
+// is found within a few probes.
+func TestKeywordTableProbes(t *testing.T) {
+	for _, tab := range []*keywordTable{&mainKeywords, &hintKeywords, &charsets} {
+		worst := 0
+		for _, e := range tab.slots {
+			if e.name == "" {
+				continue
+			}
+			probes := 1
+			for i := keywordHash(e.name) & tab.mask; tab.slots[i].name != e.name; i = (i + 1) & tab.mask {
+				probes++
+			}
+			worst = max(worst, probes)
+			if got := tab.find(strings.ToLower(e.name)); got == nil || got.name != e.name {
+				t.Errorf("find(%q) = %v", strings.ToLower(e.name), got)
+			}
+		}
+		if worst > 8 {
+			t.Errorf("a keyword takes %d probes", worst)
+		}
+	}
+	if mainKeywords.find("customer_id") != nil || mainKeywords.find("SELECTX") != nil || mainKeywords.find("séléct") != nil {
+		t.Error("non-keyword found")
+	}
+}

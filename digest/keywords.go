@@ -23,27 +23,28 @@ var (
 	charsets     keywordTable
 )
 
-// keywordHash is FNV-1a over the ASCII upper-case bytes of s. ok is false
-// when s holds a byte no keyword has, which ends the lookup early.
-func keywordHash(s string) (h uint32, ok bool) {
-	h = 2166136261
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' {
-			c -= 'a' - 'A'
-		} else if c >= 0x80 {
-			return 0, false
-		}
-		h = (h ^ uint32(c)) * 16777619
+// keywordHash hashes s by its length and three of its bytes in ASCII upper
+// case: cheap enough to compute after an identifier is scanned, spread
+// enough for the keyword tables (see TestKeywordTableProbes). Non-ASCII
+// names still hash; they simply never compare equal to a keyword.
+func keywordHash(s string) uint32 {
+	n := len(s)
+	if n == 0 {
+		return 0
 	}
-	return h, true
+	h := uint32(n) * 0x9E3779B1
+	h ^= uint32(upper[s[0]]) * 0x85EBCA77
+	h ^= uint32(upper[s[n-1]]) * 0xC2B2AE3D
+	h ^= uint32(upper[s[n/2]]) * 0x27D4EB2F
+	h ^= uint32(upper[s[(n-1)/3]]) * 0x165667B1
+	return h ^ h>>15
 }
 
 func (t *keywordTable) insert(name string, tok uint16, funcOnly bool) {
 	if len(name) > t.maxLen {
 		t.maxLen = len(name)
 	}
-	h, _ := keywordHash(name)
+	h := keywordHash(name)
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		if t.slots[i].name == "" {
 			t.slots[i] = keywordEntry{name: name, tok: tok, funcOnly: funcOnly}
@@ -57,19 +58,10 @@ func (t *keywordTable) insert(name string, tok uint16, funcOnly bool) {
 
 // find returns the entry spelled s in any letter case, or nil.
 func (t *keywordTable) find(s string) *keywordEntry {
-	h, ok := keywordHash(s)
-	if !ok {
-		return nil
-	}
-	return t.findHashed(s, h)
-}
-
-// findHashed is find for an ASCII s whose keywordHash is h.
-func (t *keywordTable) findHashed(s string, h uint32) *keywordEntry {
 	if len(s) == 0 || len(s) > t.maxLen {
 		return nil
 	}
-	for i := h & t.mask; ; i = (i + 1) & t.mask {
+	for i := keywordHash(s) & t.mask; ; i = (i + 1) & t.mask {
 		e := &t.slots[i]
 		if e.name == "" {
 			return nil

@@ -45,16 +45,24 @@ var (
 	charClass [256]uint8
 	identChar [256]bool
 	isSpace   [256]bool
-	upper     [256]byte // ASCII upper case
+	spaceStep [256]uint8 // 1 for white space, else 0
 )
+
+// upper maps a byte to its ASCII upper case. It is a variable initializer,
+// not part of init, because the keyword tables need it first.
+var upper = func() (u [256]byte) {
+	for i := range u {
+		u[i] = byte(i)
+		if i >= 'a' && i <= 'z' {
+			u[i] = byte(i) - ('a' - 'A')
+		}
+	}
+	return u
+}()
 
 func init() {
 	for i := 0; i < 256; i++ {
 		c := byte(i)
-		upper[i] = c
-		if c >= 'a' && c <= 'z' {
-			upper[i] = c - ('a' - 'A')
-		}
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_', c == '$', c >= 0x80:
 			charClass[i] = cIdent
@@ -65,6 +73,7 @@ func init() {
 		case c == ' ', c >= '\t' && c <= '\r':
 			charClass[i] = cSkip
 			isSpace[i] = true
+			spaceStep[i] = 1
 		}
 	}
 	for c, cls := range map[byte]uint8{
@@ -133,11 +142,22 @@ func (l *mysqlLexer) flushWith() {
 }
 
 func (l *mysqlLexer) emitTok(t uint16) bool {
-	if l.pendingWith {
-		l.flushWith()
-	}
-	l.st.addToken(t)
 	l.prev = t
+	st := l.st
+	n := len(st.buf)
+	if l.pendingWith || t == ')' || n+2 > st.max || st.full {
+		// The rare cases: a pending WITH, the reductions at ')', a full
+		// stream.
+		if l.pendingWith {
+			l.flushWith()
+		}
+		st.addToken(t)
+		return true
+	}
+	b := st.buf[:n+2]
+	b[n] = byte(t)
+	b[n+1] = byte(t >> 8)
+	st.buf = b
 	return true
 }
 
@@ -166,11 +186,25 @@ func (l *mysqlLexer) emitValue() bool {
 }
 
 func (l *mysqlLexer) emitIdent(s, e int, quote byte) bool {
-	if l.pendingWith {
-		l.flushWith()
-	}
-	l.st.addIdent(tokIdent, l.src[s:e], quote)
 	l.prev = tokIdent
+	st := l.st
+	at := len(st.buf)
+	n := e - s
+	if l.pendingWith || quote != 0 || n > 0xFFFF || at+4+n > st.max || st.full {
+		if l.pendingWith {
+			l.flushWith()
+		}
+		st.addIdent(tokIdent, l.src[s:e], quote)
+		return true
+	}
+	b := st.buf[:at+4+n]
+	b[at] = byte(tokIdent & 0xFF)
+	b[at+1] = byte(tokIdent >> 8)
+	b[at+2] = byte(n)
+	b[at+3] = byte(n >> 8)
+	copy(b[at+4:], l.src[s:e])
+	st.buf = b
+	st.lastID = len(b)
 	return true
 }
 
@@ -232,8 +266,13 @@ func (l *mysqlLexer) next() bool {
 	}
 	src := l.src
 	pos := l.pos
-	for pos < len(src) && isSpace[src[pos]] {
-		pos++
+	if pos < len(src) {
+		// One space between tokens is the common case: step over it
+		// without a branch, then loop for any more.
+		pos += int(spaceStep[src[pos]])
+		for pos < len(src) && isSpace[src[pos]] {
+			pos++
+		}
 	}
 	if pos >= len(src) {
 		l.pos = pos
@@ -517,18 +556,7 @@ func (l *mysqlLexer) skipComment(nest int) bool {
 // The keyword hash is computed in the same pass that finds the end.
 func (l *mysqlLexer) ident(start int) bool {
 	src := l.src
-	h := uint32(2166136261)
-	ascii := byte(0)
-	end := start
-	for end < len(src) {
-		c := src[end]
-		if !identChar[c] {
-			break
-		}
-		ascii |= c
-		h = (h ^ uint32(upper[c])) * 16777619
-		end++
-	}
+	end := l.identEnd(l.pos)
 	l.pos = end
 	after := end
 	if l.mode&IgnoreSpace != 0 {
@@ -537,17 +565,25 @@ func (l *mysqlLexer) ident(start int) bool {
 		}
 	}
 	if after == end && l.at(end) == '.' && identChar[l.at(end+1)] {
-		l.state = stIdentSep
-		return l.emitIdent(start, end, 0)
+		// A qualified name, a.b.c: every part is an identifier, never a
+		// keyword (MySQL's IDENT_SEP and IDENT_START states, folded here).
+		for {
+			l.emitIdent(start, end, 0)
+			l.emitTok('.')
+			start = end + 1
+			end = l.identEnd(start)
+			if l.at(end) != '.' || !identChar[l.at(end+1)] {
+				l.pos = end
+				return l.emitIdent(start, end, 0)
+			}
+		}
 	}
 	name := src[start:end]
-	if ascii < 0x80 {
-		if e := mainKeywords.findHashed(name, h); e != nil && (!e.funcOnly || l.at(after) == '(') {
-			return l.emitKeyword(e.tok)
-		}
-		if name[0] == '_' && charsets.find(name[1:]) != nil {
-			return l.emitTok(tokUnderscoreCharset)
-		}
+	if e := mainKeywords.find(name); e != nil && (!e.funcOnly || l.at(after) == '(') {
+		return l.emitKeyword(e.tok)
+	}
+	if name[0] == '_' && charsets.find(name[1:]) != nil {
+		return l.emitTok(tokUnderscoreCharset)
 	}
 	return l.emitIdent(start, end, 0)
 }

@@ -17,11 +17,16 @@ const maxIdentRender = 64
 var maxTextPerByte int
 
 // tokOut is each token's printed form with its trailing space, when it has
-// one; tokWord holds its first 8 bytes for a single store.
-var (
-	tokOut  [maxToken]string
-	tokWord [maxToken]uint64
-)
+// one: the first 8 bytes as one word (stored in one move), the length, and
+// whether it ends in a space. Longer forms are copied from tokText.
+type outForm struct {
+	word   uint64
+	n      uint8
+	spaced bool
+	long   bool
+}
+
+var tokOut [maxToken]outForm
 
 func initRender() {
 	longest := 0
@@ -30,10 +35,14 @@ func initRender() {
 		if tokFlags[t]&flagAppendSpace != 0 && s != "" {
 			s += " "
 		}
-		tokOut[t] = s
 		var w [8]byte
 		copy(w[:], s)
-		tokWord[t] = binary.LittleEndian.Uint64(w[:])
+		tokOut[t] = outForm{
+			word:   binary.LittleEndian.Uint64(w[:]),
+			n:      uint8(len(s)),
+			spaced: len(s) > 0 && s[len(s)-1] == ' ',
+			long:   len(s) > 8,
+		}
 		longest = max(longest, len(s))
 	}
 	maxTextPerByte = (longest + 1) / 2
@@ -98,14 +107,18 @@ func renderText(dst, toks []byte) []byte {
 		if int(tok) >= maxToken {
 			break
 		}
-		s := tokOut[tok]
-		if len(s) <= 8 {
-			binary.LittleEndian.PutUint64(out[w:], tokWord[tok])
-			w += len(s)
+		f := &tokOut[tok]
+		if !f.long {
+			binary.LittleEndian.PutUint64(out[w:], f.word)
+			w += int(f.n)
 		} else {
-			w += copy(out[w:], s)
+			w += copy(out[w:], tokText[tok])
+			if f.spaced {
+				out[w] = ' '
+				w++
+			}
 		}
-		spaced = len(s) > 0 && s[len(s)-1] == ' '
+		spaced = f.spaced
 	}
 	if spaced {
 		w--

@@ -33,7 +33,7 @@ func (s *stream) pop(n int) { s.buf = s.buf[:len(s.buf)-2*n] }
 // store appends one token, or marks the stream full when it does not fit.
 func (s *stream) store(tok uint16) {
 	n := len(s.buf)
-	if n+2 > s.max {
+	if n+2 > s.max || s.full {
 		s.full = true
 		return
 	}
@@ -58,9 +58,6 @@ func (s *stream) peek2() (t1, t2 uint16) {
 
 // addToken adds a keyword, operator or punctuation token.
 func (s *stream) addToken(tok uint16) {
-	if s.full {
-		return
-	}
 	if tok == ')' {
 		s.closeParen()
 		return
@@ -113,6 +110,9 @@ func (s *stream) addNullValue() {
 }
 
 func (s *stream) closeParen() {
+	if s.full {
+		return
+	}
 	tok := uint16(')')
 	t1, t2 := s.peek2()
 	switch {
