@@ -204,3 +204,25 @@ func TestKeywordTableProbes(t *testing.T) {
 		t.Error("non-keyword found")
 	}
 }
+
+func TestShortKeywords(t *testing.T) {
+	for _, e := range mainKeywords.slots {
+		if e.name == "" || len(e.name) > 8 {
+			continue
+		}
+		for _, spelling := range []string{e.name, strings.ToLower(e.name), e.name + " x", strings.ToLower(e.name) + "(1, 2, 3, 4)"} {
+			got, ok := findShort(spelling, 0, len(e.name))
+			if !ok || got.tok != e.tok || got.funcOnly != e.funcOnly {
+				t.Errorf("findShort(%q) = %v, %v", spelling, got, ok)
+			}
+		}
+	}
+	for _, s := range []string{"o", "id", "users", "SELECTS", "selecté", "_", "z", "Zz", "`a`"} {
+		if e, ok := findShort(s, 0, len(s)); ok && mainKeywords.find(s) == nil {
+			t.Errorf("findShort(%q) found %v", s, e)
+		}
+	}
+	if upperWord(0x7a61407b5b605a41) != 0x5a41407b5b605a41 {
+		t.Errorf("upperWord: %x", upperWord(0x7a61407b5b605a41))
+	}
+}

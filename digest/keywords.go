@@ -102,6 +102,9 @@ func initKeywords() {
 		for _, s := range spellings {
 			name, funcOnly := strings.CutSuffix(s, "()")
 			mainKeywords.insert(name, tok, funcOnly)
+			if len(name) <= 8 {
+				insertShort(name, tok, funcOnly)
+			}
 		}
 		last, _ := strings.CutSuffix(spellings[len(spellings)-1], "()")
 		tokText[tok] = last

@@ -578,11 +578,14 @@ func (l *mysqlLexer) ident(start int) bool {
 			}
 		}
 	}
-	name := src[start:end]
-	if e := mainKeywords.find(name); e != nil && (!e.funcOnly || l.at(after) == '(') {
+	if n := end - start; n <= 8 {
+		if e, ok := findShort(src, start, n); ok && (!e.funcOnly || l.at(after) == '(') {
+			return l.emitKeyword(e.tok)
+		}
+	} else if e := mainKeywords.find(src[start:end]); e != nil && (!e.funcOnly || l.at(after) == '(') {
 		return l.emitKeyword(e.tok)
 	}
-	if name[0] == '_' && charsets.find(name[1:]) != nil {
+	if name := src[start:end]; name[0] == '_' && charsets.find(name[1:]) != nil {
 		return l.emitTok(tokUnderscoreCharset)
 	}
 	return l.emitIdent(start, end, 0)
