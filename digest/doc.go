@@ -1,6 +1,147 @@
-// Package digest computes statement digests as MySQL 8.0 does: a MySQL-dialect
-// lexer, the normalized token stream (literals replaced, lists reduced,
-// keywords in their canonical spelling), DIGEST_TEXT and a SHA-256 DIGEST.
+// Package digest computes statement digests as MySQL 8.0 does, in the Go
+// service instead of the server: a MySQL-dialect lexer, the normalized token
+// stream (literals replaced by ?, lists and rows reduced, keywords in their
+// canonical spelling), DIGEST_TEXT rendered exactly as MySQL prints it, and
+// a SHA-256 DIGEST. Statements that differ only in literal values, spacing,
+// comments or letter case of keywords share a digest, so they aggregate into
+// one row of events_statements_summary_by_digest.
+//
+//	n := digest.New()                       // reuse it: steady state allocates nothing
+//	r := n.Normalize("SELECT * FROM t WHERE id = 42")
+//	r.Text   // SELECT * FROM `t` WHERE `id` = ?
+//	r.Digest // 32 bytes; r.Digest.Hex() is the 64-character DIGEST
+//
+// StatementDigestText and StatementDigest are the one-off forms, like
+// MySQL's STATEMENT_DIGEST_TEXT() and STATEMENT_DIGEST(); `pfs digest` is
+// the command-line form.
+//
+// # Concurrency
+//
+// A Normalizer is not safe for concurrent use: it owns the buffers that make
+// it allocation-free, and Result.Text aliases one of them until the next
+// call. Give each goroutine its own Normalizer, or keep them in a sync.Pool:
+//
+//	var pool = sync.Pool{New: func() any { return digest.New() }}
+//	n := pool.Get().(*digest.Normalizer)
+//	r := n.Normalize(sql)
+//	key, text := r.Digest, string(r.Text) // copy Text before Put
+//	pool.Put(n)
+//
+// The package-level functions do exactly this and are safe for concurrent
+// use. Digest values and Version are plain values.
+//
+// # The token stream and its budgets
+//
+// The normalized stream has MySQL's layout (sql_digest_storage): a token is
+// two bytes, little endian; an identifier is its token, a two-byte length and
+// its bytes as the client sent them. max_digest_length (WithMaxDigestLength,
+// default 1024) is the stream's byte budget, counted exactly that way: the
+// first token that does not fit ends the stream, silently, and
+// Result.Truncated reports it. Statements that differ only beyond the budget
+// therefore share a digest, as in MySQL. performance_schema_max_digest_length
+// (WithPerformanceSchemaMaxDigestLength, default 1024) bounds the part of the
+// stream DIGEST_TEXT is rendered from, as MySQL renders it from its
+// performance_schema copy; a token cut by that bound is not printed. Memory is
+// bounded by the two settings whatever the input: the stream never grows past
+// the first, the text past a fixed multiple of the second.
+//
+// The reductions follow MySQL's digest_add_token: numbers, strings,
+// placeholders, literal NULL, @user_variable names and hostnames become ?; a
+// + or - before a number folds into it when the token before the sign
+// starts an expression ("(-1)", "SELECT -1", but "a = - ?" and "a - ?");
+// "? , ?" becomes "?, ..."; "( ? )" becomes "(?)" and "( ?, ... )" becomes
+// "(...)"; repeated rows become "(?) /* , ... */" and "(...) /* , ... */";
+// IN with either becomes "IN (...)". No reduction looks back past an
+// identifier. Identifiers, quoted or not, print back-quoted in the case they
+// were written; keywords print in MySQL's canonical spelling (DATABASE as
+// SCHEMA, INT as INTEGER, CHAR as CHARACTER, DISTINCT as DISTINCTROW, DAY as
+// SQL_TSI_DAY, ...: the spelling MySQL's token table ends up holding).
+// Optimizer hints right after SELECT, INSERT, REPLACE, UPDATE or DELETE are
+// part of the digest ("/*+ MAX_EXECUTION_TIME (?) */"); other comments are
+// not. Version comments /*!NNNNN ... */ are SQL when NNNNN is at most the
+// server version (WithServerVersion, default 8.0.40) and comments otherwise.
+// The sql_mode flags that change lexing are options (WithSQLMode):
+// ANSI_QUOTES, NO_BACKSLASH_ESCAPES, PIPES_AS_CONCAT, HIGH_NOT_PRECEDENCE,
+// IGNORE_SPACE.
+//
+// DIGEST_TEXT never holds a literal of the statement: literals are replaced
+// before anything is stored, and an unterminated string literal ends the
+// statement. The fuzz test checks this on every input it tries.
+//
+// # What the DIGEST hashes, and why it is not the server's
+//
+// DIGEST is the SHA-256 of the token stream's bytes (within
+// max_digest_length), as in MySQL, so equal streams have equal digests and
+// any difference in tokens, identifiers or their order changes the digest.
+// The server's DIGEST column hashes the same layout, but its token numbers
+// are the bison token numbers of its grammar (sql/sql_yacc.yy, as arranged by
+// sql/gen_lex_token.cc), which this package does not reproduce: they are an
+// artifact of one server build's grammar, differ between forks, and would tie
+// this package to a generated table of some 1,300 entries. Token numbers here
+// are otelpfs's own: single characters are their byte as in MySQL, the
+// digest tokens (?, "?, ...", "(...)", identifiers, hint delimiters) take
+// MySQL's numbers 1100 to 1111, and keywords are numbered in the order of
+// this package's keyword table. So DIGEST_TEXT matches the server byte for
+// byte, while DIGEST matches only other otelpfs digests of the same Version.
+// Identifier bytes are hashed as received; the same statement sent with
+// non-ASCII identifiers in another character set hashes differently, as in
+// MySQL.
+//
+// # Version
+//
+// Version names the rules: lexer, reductions, keyword spellings and token
+// numbering. It is carried by every Result (and by the tables and exports
+// built on them) and changes whenever a rule change could give a statement a
+// different DIGEST or DIGEST_TEXT, so that a dashboard keyed by digest is
+// never re-keyed silently: digests of different Versions are not
+// comparable.
+//
+// # Differences from MySQL
+//
+// The server digests what its parser accepts; this package has a lexer and
+// no grammar. The visible consequences:
+//
+//   - DIGEST differs from the server's (see above); DIGEST_TEXT does not.
+//   - NULL is a literal (and prints ?) where the grammar reduces it to one;
+//     without the grammar, NULL counts as a literal after an operator, a
+//     comma or parenthesis, or a keyword that starts an expression (SELECT,
+//     WHERE, THEN, DEFAULT, ...), and stays NULL elsewhere (IS NULL, NOT
+//     NULL, a column's NULL attribute, SET NULL).
+//   - Invalid SQL still gets a digest, of its tokens up to the first lexical
+//     error (an unterminated quoted identifier or comment, a malformed
+//     X'..' or B'..' literal), where the server would reject it.
+//   - An unterminated string literal ends the statement; the server would
+//     lex what follows its quote as SQL.
+//   - Input is one statement: a trailing ';' is dropped as MySQL 8.0 does
+//     (older 8.0 releases kept it, printing "SELECT ? ;"), but a ';' inside
+//     does not split the input the way the server splits a multi-statement.
+//   - ? is always a placeholder; the server treats it so only in prepared
+//     statements.
+//   - The client character set is taken to be utf8mb4, MySQL 8.0's default.
+//     As the server does when it converts identifiers to utf8mb3 for
+//     DIGEST_TEXT, an identifier longer than 64 bytes prints as "...", and
+//     one that is not valid utf8mb3 (4-byte characters, invalid UTF-8) is
+//     left out of the text; both are still hashed.
+//   - The keyword table is sql/lex.h of a recent MySQL release: a word that
+//     became a keyword after the server's own release (QUALIFY or
+//     TABLESAMPLE, say, on an older 8.0) prints as a keyword here and as an
+//     identifier there. Non-reserved keywords used as names print as
+//     keywords, as in MySQL: "SELECT status FROM t" gives
+//     "SELECT STATUS FROM `t`", while "t.status" gives "`t` . `status`".
+//
+// # Dialects
+//
+// WithDialect selects the lexer and keyword set; MySQL80 is the only
+// dialect today. A new dialect supplies its own lexer feeding the same token
+// stream, so the reductions, the budget, the rendering and the hash are
+// shared.
+//
+// # Performance
+//
+// Normalize, rendering and hashing included, takes about 1 µs for a
+// 200-byte statement on a 2.3 GHz server core and allocates nothing once the
+// Normalizer's buffers have grown; about a quarter of that is SHA-256.
+// bench/ compares it with DataDog's go-sqllexer on one corpus.
 //
 // # Imports
 //
