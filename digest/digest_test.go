@@ -137,8 +137,11 @@ func TestNormalizeBytes(t *testing.T) {
 	if a != n.Normalize("SELECT 1").Digest {
 		t.Error("NormalizeBytes differs from Normalize")
 	}
-	if r := n.NormalizeBytes(nil); r.TokenBytes != 0 || len(r.Text) != 0 {
+	if r := n.NormalizeBytes(nil); r.TokenBytes != 0 || len(r.Text) != 0 || !r.Digest.IsZero() {
 		t.Error("NormalizeBytes(nil) not empty")
+	}
+	if r := n.Normalize("-- only a comment"); r.TokenBytes != 0 || !r.Digest.IsZero() {
+		t.Error("a statement without tokens has a digest")
 	}
 }
 

@@ -40,7 +40,8 @@ type Result struct {
 	// Text is DIGEST_TEXT. It aliases the Normalizer's buffer: it is valid
 	// until the Normalizer's next call; copy it to keep it.
 	Text []byte
-	// Digest is DIGEST, the SHA-256 of the token stream.
+	// Digest is DIGEST, the SHA-256 of the token stream; the zero Digest
+	// when the stream is empty (MySQL shows NULL then).
 	Digest Digest
 	// TokenBytes is the length of the token stream as counted against
 	// max_digest_length. 0 means the statement has no tokens (MySQL shows
@@ -81,7 +82,9 @@ func (n *Normalizer) Normalize(sql string) Result {
 		Truncated:  n.st.full,
 		Version:    Version,
 	}
-	r.Digest = sha256.Sum256(n.st.buf)
+	if len(n.st.buf) > 0 {
+		r.Digest = sha256.Sum256(n.st.buf)
+	}
 	pfs := len(n.st.buf)
 	if pfs > n.cfg.pfsMaxDigestLength {
 		pfs = n.cfg.pfsMaxDigestLength

@@ -23,12 +23,14 @@ func init() {
 // an error rather than unbounded memory.
 const maxStatementLine = 64 << 20
 
-// digestRow is what pfs digest prints for one statement.
+// digestRow is what pfs digest prints for one statement. DigestText and
+// Digest are null for a statement without tokens (only comments), as MySQL
+// shows NULL for it.
 type digestRow struct {
-	SQL        string `json:"sql"`
-	DigestText string `json:"digest_text"`
-	Digest     string `json:"digest"`
-	Version    string `json:"version"`
+	SQL        string  `json:"sql"`
+	DigestText *string `json:"digest_text"`
+	Digest     *string `json:"digest"`
+	Version    string  `json:"version"`
 }
 
 func runDigest(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -42,7 +44,8 @@ func runDigest(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "\nReads one statement per line (with --json, one object per line with an \"sql\"")
 		fmt.Fprintln(stderr, "field) and prints one JSON object per statement: sql, digest_text, digest")
 		fmt.Fprintln(stderr, "(64 hex characters, SHA-256) and the normalizer version, as MySQL 8.0's")
-		fmt.Fprintln(stderr, "STATEMENT_DIGEST_TEXT() and STATEMENT_DIGEST() would. Empty lines are skipped.")
+		fmt.Fprintln(stderr, "STATEMENT_DIGEST_TEXT() and STATEMENT_DIGEST() would. Empty lines are skipped;")
+		fmt.Fprintln(stderr, "a statement with nothing but comments gets null digest_text and digest.")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args, false); err != nil {
@@ -90,12 +93,12 @@ func runDigest(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			sql = *in.SQL
 		}
 		r := n.Normalize(sql)
-		if err := enc.Encode(digestRow{
-			SQL:        sql,
-			DigestText: string(r.Text),
-			Digest:     r.Digest.Hex(),
-			Version:    r.Version,
-		}); err != nil {
+		row := digestRow{SQL: sql, Version: r.Version}
+		if r.TokenBytes > 0 {
+			text, hex := string(r.Text), r.Digest.Hex()
+			row.DigestText, row.Digest = &text, &hex
+		}
+		if err := enc.Encode(row); err != nil {
 			return err
 		}
 	}
