@@ -1,0 +1,543 @@
+package instrument
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/otelpfs/otelpfs/pfscore"
+)
+
+// A SocketClass is a socket instrument class,
+// wait/io/socket/<component>/<name>: the kind of connection a service makes
+// or accepts (its database client connections, its HTTP server's
+// connections, its listening socket). Declare one per kind, once:
+//
+//	var (
+//		dbSockets     = instrument.NewSocketClass("wait/io/socket/app/db_client")
+//		listenSockets = instrument.NewSocketClass("wait/io/socket/app/server_tcpip_socket")
+//		serverConns   = instrument.NewSocketClass("wait/io/socket/app/client_connection")
+//	)
+//
+//	conn, err := dbSockets.DialContext(ctx, "tcp", "db.internal:5432")
+//	ln, err := listenSockets.Listen("tcp", ":8080", serverConns)
+//
+// Each socket is one instance (socket_instances; socket_summary_by_instance),
+// created when the socket is dialed, accepted or wrapped and destroyed when
+// it closes, its statistics then rolling up into the class's
+// socket_summary_by_event_name row. Its OBJECT_NAME is its address (a
+// dialed socket's as dialed, "db.internal:5432"; an accepted or wrapped
+// one's remote address, "10.0.0.7:51234"; a listener's own), its
+// OBJECT_SCHEMA for setup_objects its network ("tcp", "unix"), and IP and
+// PORT in socket_instances the peer's resolved address (the listener's own).
+//
+// A socket dialed, accepted or wrapped while the class is disabled still
+// has its instance: enabling the class later starts recording its
+// operations at once.
+//
+// SOURCE is where the class was declared, not where each socket was made.
+// A bad class name or a full schema give sockets that work, uninstrumented.
+type SocketClass struct {
+	schema *pfscore.Schema
+	class  *pfscore.Class // nil: uninstrumented
+	source string
+	dialer net.Dialer
+}
+
+// NewSocketClass returns the socket instrument class name, a
+// wait/io/socket/<component>/<name> name registered on first use, in the
+// schema of WithSchema (by default pfscore.Default()). With a bad name, or
+// when the schema is full, the class still makes sockets, uninstrumented.
+func NewSocketClass(name string, opts ...Option) *SocketClass {
+	c := newConfig(opts)
+	sc := &SocketClass{schema: c.schema, source: c.source}
+	if class := c.register(name); class != nil && class.Kind() == pfscore.KindSocket {
+		sc.class = class
+	}
+	if sc.source == "" {
+		sc.source = pfscore.Source(1)
+	}
+	return sc
+}
+
+// Class returns the class's setup_instruments row handle, or nil if the
+// class is uninstrumented.
+func (c *SocketClass) Class() *pfscore.Class { return c.class }
+
+// Dial connects to address on network, as net.Dial; see DialContext.
+func (c *SocketClass) Dial(network, address string) (net.Conn, error) {
+	return c.DialContext(context.Background(), network, address)
+}
+
+// DialContext connects to address on network, as net.Dialer.DialContext
+// with a zero Dialer, and returns a *Conn of the class (as a net.Conn, so
+// the method value fits http.Transport.DialContext and the like). The dial
+// is a "connect" wait of the new socket's instance, whose OBJECT_NAME is
+// address as given; a failed dial's instance is destroyed, its wait counted
+// in the class's summaries. The thread ctx carries is the connect wait's
+// thread and becomes the Conn's owner (see Conn.SetThread).
+func (c *SocketClass) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	t := ThreadFromContext(ctx)
+	var inst *pfscore.IOInstance
+	if c.class != nil {
+		inst = c.schema.NewSocketInstance(c.class, network, address, c.source)
+	}
+	if inst == nil {
+		conn, err := c.dialer.DialContext(ctx, network, address)
+		if err != nil {
+			return nil, err
+		}
+		return &Conn{c: conn}, nil
+	}
+	var w pfscore.WaitState
+	waited := inst.BeginWait(&w, t, pfscore.OpSocketConnect)
+	conn, err := c.dialer.DialContext(ctx, network, address)
+	if waited {
+		w.EndWait(-1)
+	}
+	if err != nil {
+		inst.Destroy()
+		return nil, err
+	}
+	return newConn(conn, inst, conn.RemoteAddr(), t), nil
+}
+
+// Wrap instruments conn, a connection made elsewhere, as a socket of the
+// class, whose OBJECT_NAME is conn's remote address. The returned Conn owns
+// conn: close conn through it.
+func (c *SocketClass) Wrap(conn net.Conn) *Conn {
+	ra := conn.RemoteAddr()
+	inst := c.newInstance(ra)
+	if inst == nil {
+		return &Conn{c: conn}
+	}
+	return newConn(conn, inst, ra, nil)
+}
+
+// newInstance returns a new instance of the class for a socket at a, or
+// nil if the class is uninstrumented or the schema's sockets are full.
+func (c *SocketClass) newInstance(a net.Addr) *pfscore.IOInstance {
+	if c == nil || c.class == nil {
+		return nil
+	}
+	network, address := "", ""
+	if a != nil {
+		network, address = a.Network(), a.String()
+	}
+	return c.schema.NewSocketInstance(c.class, network, address, c.source)
+}
+
+// Listen listens on address, as net.Listen, and returns a Listener of the
+// class whose accepted connections are Conns of class conns (nil: of this
+// class too). MySQL, for one, separates them: the listening socket's class
+// (server_tcpip_socket) from its connections' (client_connection).
+func (c *SocketClass) Listen(network, address string, conns *SocketClass) (*Listener, error) {
+	l, err := net.Listen(network, address)
+	if err != nil {
+		return nil, err
+	}
+	return c.WrapListener(l, conns), nil
+}
+
+// WrapListener instruments l as a listening socket of the class, whose
+// OBJECT_NAME is l's address; its accepted connections are Conns of class
+// conns (nil: of this class). The returned Listener owns l.
+func (c *SocketClass) WrapListener(l net.Listener, conns *SocketClass) *Listener {
+	if conns == nil {
+		conns = c
+	}
+	ln := &Listener{l: l, conns: conns}
+	a := l.Addr()
+	if inst := c.newInstance(a); inst != nil {
+		ln.sock.init(inst, a, nil)
+		ln.sock.cleanup = runtime.AddCleanup(ln, (*pfscore.IOInstance).Destroy, inst)
+	}
+	return ln
+}
+
+// socket is what Conn and Listener share: the instance, the owner thread,
+// and the state word that keeps the instance alive while operations use it.
+//
+// # State word
+//
+//	bit 62       closed: the socket was closed; no new operation uses inst
+//	bits 0..61   operations in flight on inst
+//
+// An operation first adds 1 (acquire). If the closed bit was set, it runs
+// unrecorded; otherwise it may use inst until it subtracts 1 (release).
+// Close sets the closed bit while holding an operation of its own, and
+// whoever brings the word to exactly "closed, none in flight" destroys the
+// instance: an operation cannot reach a freed record, even when Close runs
+// while another goroutine is blocked in Read (the usual way to stop a
+// reader in Go). The two locked adds cost about 15 ns next to a system call
+// of a microsecond or more; they are on the enabled path only.
+//
+// STATE (socket_instances) is ACTIVE from an operation's acquire and IDLE
+// again when a release leaves none in flight. Accepted race: a release
+// writing IDLE and a concurrent acquire writing ACTIVE may land in either
+// order, leaving IDLE shown during an operation until the next one.
+type socket struct {
+	class   *pfscore.Class      // inst's class; nil: uninstrumented
+	inst    *pfscore.IOInstance // nil: uninstrumented
+	owner   atomic.Pointer[Thread]
+	state   atomic.Int64
+	closing atomic.Bool
+	cleanup runtime.Cleanup
+}
+
+const sockClosed = 1 << 62
+
+// init sets up an instrumented socket: its IP and PORT from a, and its
+// owner t. The caller arranges s.cleanup.
+func (s *socket) init(inst *pfscore.IOInstance, a net.Addr, t *Thread) {
+	s.class, s.inst = inst.Class(), inst
+	setAddress(inst, a)
+	if t != nil {
+		s.owner.Store(t)
+		inst.SetSocketState(t, false)
+	}
+}
+
+// on reports whether the socket's class collects events now.
+func (s *socket) on() bool { return s.class != nil && s.class.On() }
+
+// acquire registers an operation in flight and marks the socket ACTIVE. It
+// returns false, holding nothing, if the socket is closed.
+func (s *socket) acquire(t *Thread) bool {
+	if s.state.Add(1)&sockClosed != 0 {
+		if s.state.Add(-1) == sockClosed {
+			s.inst.Destroy()
+		}
+		return false
+	}
+	s.inst.SetSocketState(t, true)
+	return true
+}
+
+// release ends an operation acquire admitted.
+func (s *socket) release(t *Thread) {
+	switch s.state.Add(-1) {
+	case 0:
+		s.inst.SetSocketState(t, false)
+	case sockClosed:
+		s.inst.Destroy()
+	}
+}
+
+// begin acquires the socket and starts a wait of op. ok says the socket is
+// held (release it); waited that a wait started (end it).
+func (s *socket) begin(w *pfscore.WaitState, t *Thread, op pfscore.Operation) (ok, waited bool) {
+	if !s.acquire(t) {
+		return false, false
+	}
+	return true, s.inst.BeginWait(w, t, op)
+}
+
+// close closes the socket with raw as a "close" wait and destroys its
+// instance once no operation uses it. Only the first call records anything.
+func (s *socket) close(raw func() error) error {
+	if s.inst == nil || s.closing.Swap(true) {
+		return raw()
+	}
+	s.cleanup.Stop()
+	t := s.owner.Load()
+	if !s.acquire(t) {
+		return raw()
+	}
+	var w pfscore.WaitState
+	waited := s.on() && s.inst.BeginWait(&w, t, pfscore.OpSocketClose)
+	err := raw()
+	if waited {
+		w.EndWait(-1)
+	}
+	s.state.Add(sockClosed)
+	s.release(t)
+	return err
+}
+
+// setThread makes t the owner: the thread of later waits, and THREAD_ID,
+// written at once if no operation is in flight, else when the last ends.
+func (s *socket) setThread(t *Thread) {
+	s.owner.Store(t)
+	if s.inst != nil && s.acquire(t) {
+		s.release(t)
+	}
+}
+
+// setAddress records a socket's IP and PORT from its address.
+func setAddress(inst *pfscore.IOInstance, a net.Addr) {
+	switch a := a.(type) {
+	case nil:
+	case *net.TCPAddr:
+		inst.SetSocketAddress(a.IP.String(), a.Port)
+	case *net.UDPAddr:
+		inst.SetSocketAddress(a.IP.String(), a.Port)
+	case *net.UnixAddr:
+		// A Unix socket has a path, no IP or port (as MySQL shows it).
+	default:
+		if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+			inst.SetSocketAddress(ap.Addr().String(), int(ap.Port()))
+		}
+	}
+}
+
+// A Conn is a net.Conn whose operations are wait events of its SocketClass:
+//
+//	Read               recv, bytes read
+//	Write              send, bytes written
+//	CloseRead/Write    shutdown
+//	Close              close; the instance is destroyed
+//	ReadFrom, WriteTo  see their documentation
+//	deadlines, addrs   nothing
+//
+// socket_summary_* count recv in READ, send in WRITE, the rest in MISC. A
+// Read's wait includes the time it blocks for the peer: a server that wants
+// MySQL's split between a connection waiting for its next request (idle)
+// and working on it can bracket that wait with StartIdle.
+//
+// # Thread attribution
+//
+// A socket has an owner thread (socket_instances.THREAD_ID), as in MySQL: a
+// Conn's waits are attributed to its owner, set by DialContext from its
+// context or by SetThread (an accepted Conn has none until then). A Thread
+// is driven by one goroutine at a time, so a Conn read by one goroutine and
+// written by another should have no owner, or its thread's counts may be
+// lost (never corrupted).
+//
+// # Cost
+//
+// Disabled: a nil check and one atomic load over the net.Conn method, no
+// allocation. Enabled: pfscore's wait path, the owner load, and the
+// in-flight count and STATE updates (see socket); no allocation.
+//
+// A Conn may be used by several goroutines at once, as a net.Conn may. One
+// that becomes unreachable without Close has its instance destroyed when it
+// is garbage collected.
+type Conn struct {
+	c net.Conn
+	socket
+}
+
+func newConn(conn net.Conn, inst *pfscore.IOInstance, ra net.Addr, t *Thread) *Conn {
+	c := &Conn{c: conn}
+	c.init(inst, ra, t)
+	c.cleanup = runtime.AddCleanup(c, (*pfscore.IOInstance).Destroy, inst)
+	return c
+}
+
+// NetConn returns the wrapped connection. Operations on it are not
+// recorded; do not Close it directly.
+func (c *Conn) NetConn() net.Conn { return c.c }
+
+// SetThread makes t the Conn's owner: the thread its waits are attributed
+// to and socket_instances.THREAD_ID. A nil t clears it. Safe for concurrent
+// use; the owner is read once per operation.
+func (c *Conn) SetThread(t *Thread) { c.setThread(t) }
+
+// Thread returns the Conn's owner thread, or nil.
+func (c *Conn) Thread() *Thread { return c.owner.Load() }
+
+// Read reads from the connection, as net.Conn.Read: a "recv" wait.
+func (c *Conn) Read(p []byte) (int, error) {
+	if !c.on() {
+		return c.c.Read(p)
+	}
+	return c.readSlow(p)
+}
+
+//go:noinline
+func (c *Conn) readSlow(p []byte) (int, error) {
+	t := c.owner.Load()
+	var w pfscore.WaitState
+	ok, waited := c.begin(&w, t, pfscore.OpSocketRecv)
+	n, err := c.c.Read(p)
+	if waited {
+		w.EndWait(int64(n))
+	}
+	if ok {
+		c.release(t)
+	}
+	return n, err
+}
+
+// Write writes to the connection, as net.Conn.Write: a "send" wait.
+func (c *Conn) Write(p []byte) (int, error) {
+	if !c.on() {
+		return c.c.Write(p)
+	}
+	return c.writeSlow(p)
+}
+
+//go:noinline
+func (c *Conn) writeSlow(p []byte) (int, error) {
+	t := c.owner.Load()
+	var w pfscore.WaitState
+	ok, waited := c.begin(&w, t, pfscore.OpSocketSend)
+	n, err := c.c.Write(p)
+	if waited {
+		w.EndWait(int64(n))
+	}
+	if ok {
+		c.release(t)
+	}
+	return n, err
+}
+
+// Close closes the connection, as net.Conn.Close: a "close" wait; the
+// socket's instance is destroyed once no operation uses it. A second Close
+// records nothing and returns the wrapped Close's error.
+func (c *Conn) Close() error { return c.close(c.c.Close) }
+
+// ErrNoHalfClose is returned by CloseRead and CloseWrite when the wrapped
+// connection cannot shut down one direction (it is not a *net.TCPConn,
+// *net.UnixConn or the like).
+var ErrNoHalfClose = errors.New("instrument: connection cannot close one direction")
+
+// CloseRead shuts down the reading side of the connection, as
+// net.TCPConn.CloseRead: a "shutdown" wait.
+func (c *Conn) CloseRead() error {
+	cr, ok := c.c.(interface{ CloseRead() error })
+	if !ok {
+		return ErrNoHalfClose
+	}
+	return c.misc(pfscore.OpSocketShutdown, cr.CloseRead)
+}
+
+// CloseWrite shuts down the writing side of the connection, as
+// net.TCPConn.CloseWrite: a "shutdown" wait. (net/http's server uses it to
+// close connections gracefully.)
+func (c *Conn) CloseWrite() error {
+	cw, ok := c.c.(interface{ CloseWrite() error })
+	if !ok {
+		return ErrNoHalfClose
+	}
+	return c.misc(pfscore.OpSocketShutdown, cw.CloseWrite)
+}
+
+// misc runs raw as a wait of op that moves no bytes.
+func (c *Conn) misc(op pfscore.Operation, raw func() error) error {
+	if !c.on() {
+		return raw()
+	}
+	t := c.owner.Load()
+	var w pfscore.WaitState
+	ok, waited := c.begin(&w, t, op)
+	err := raw()
+	if waited {
+		w.EndWait(-1)
+	}
+	if ok {
+		c.release(t)
+	}
+	return err
+}
+
+// LocalAddr returns the local network address.
+func (c *Conn) LocalAddr() net.Addr { return c.c.LocalAddr() }
+
+// RemoteAddr returns the remote network address.
+func (c *Conn) RemoteAddr() net.Addr { return c.c.RemoteAddr() }
+
+// SetDeadline sets the read and write deadlines, as net.Conn's; not a wait.
+func (c *Conn) SetDeadline(t time.Time) error { return c.c.SetDeadline(t) }
+
+// SetReadDeadline sets the read deadline; not a wait.
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.c.SetReadDeadline(t) }
+
+// SetWriteDeadline sets the write deadline; not a wait.
+func (c *Conn) SetWriteDeadline(t time.Time) error { return c.c.SetWriteDeadline(t) }
+
+// ReadFrom copies r to the connection until EOF: when nothing would be
+// recorded, with the wrapped connection's ReadFrom (sendfile, splice) given
+// r unwrapped; otherwise as a sequence of send waits (and read waits on r,
+// if r is a File or Conn). See "io.Copy fast paths" in file_copy.go.
+func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
+	if c.on() || recorded(r) {
+		return copyRecorded(c, r)
+	}
+	rf, ok := c.c.(io.ReaderFrom)
+	if !ok {
+		return copyRecorded(c.c, r)
+	}
+	raw, done := unwrapReader(r)
+	n, err := rf.ReadFrom(raw)
+	done()
+	return n, err
+}
+
+// WriteTo copies from the connection to w until EOF or an error: when
+// nothing would be recorded, with the wrapped connection's WriteTo (splice)
+// given w unwrapped; otherwise as a sequence of recv waits (and write waits
+// on w, if w is a File or Conn).
+func (c *Conn) WriteTo(w io.Writer) (int64, error) {
+	if c.on() || recorded(w) {
+		return copyRecorded(w, c)
+	}
+	wt, ok := c.c.(io.WriterTo)
+	if !ok {
+		return copyRecorded(w, c.c)
+	}
+	return wt.WriteTo(unwrapWriter(w))
+}
+
+// A Listener is a net.Listener whose Accept is an "accept" wait of its
+// class, on the listening socket's instance, and returns the connection as
+// a *Conn of its connections' class (see SocketClass.Listen). Close is a
+// "close" wait that destroys the instance. The accept waits are attributed
+// to the Listener's owner thread (SetThread), by default none; an accepted
+// Conn has no owner until its handler calls Conn.SetThread.
+type Listener struct {
+	l     net.Listener
+	conns *SocketClass
+	sock  socket
+}
+
+// Accept waits for and returns the next connection, a *Conn.
+func (l *Listener) Accept() (net.Conn, error) {
+	c, err := l.AcceptConn()
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// AcceptConn is Accept returning the *Conn.
+func (l *Listener) AcceptConn() (*Conn, error) {
+	var conn net.Conn
+	var err error
+	if !l.sock.on() {
+		conn, err = l.l.Accept()
+	} else {
+		t := l.sock.owner.Load()
+		var w pfscore.WaitState
+		ok, waited := l.sock.begin(&w, t, pfscore.OpSocketAccept)
+		conn, err = l.l.Accept()
+		if waited {
+			w.EndWait(-1)
+		}
+		if ok {
+			l.sock.release(t)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return l.conns.Wrap(conn), nil
+}
+
+// Close closes the listener: a "close" wait; the instance is destroyed.
+func (l *Listener) Close() error { return l.sock.close(l.l.Close) }
+
+// Addr returns the listener's network address.
+func (l *Listener) Addr() net.Addr { return l.l.Addr() }
+
+// SetThread makes t the Listener's owner: the thread of its accept waits.
+func (l *Listener) SetThread(t *Thread) { l.sock.setThread(t) }
+
+// NetListener returns the wrapped listener; do not Close it directly.
+func (l *Listener) NetListener() net.Listener { return l.l }
