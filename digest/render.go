@@ -87,7 +87,11 @@ func renderText(dst, toks []byte) []byte {
 				spaced = false
 				continue
 			}
-			if n == 0 || !utf8mb3(name) {
+			ascii := byte(0)
+			for _, c := range name {
+				ascii |= c
+			}
+			if n == 0 || ascii >= 0x80 && !utf8mb3(name) {
 				continue // MySQL skips what it cannot convert to utf8mb3
 			}
 			out[w] = '`'
