@@ -82,13 +82,33 @@ func (c *SocketClass) Dial(network, address string) (net.Conn, error) {
 // in the class's summaries. The thread ctx carries is the connect wait's
 // thread and becomes the Conn's owner (see Conn.SetThread).
 func (c *SocketClass) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	return c.dial(ctx, network, address, c.dialer.DialContext)
+}
+
+// A DialContextFunc dials a connection: net.Dialer.DialContext's signature,
+// and http.Transport.DialContext's.
+type DialContextFunc = func(ctx context.Context, network, address string) (net.Conn, error)
+
+// DialFunc returns dial instrumented as DialContext is: each connection it
+// makes is a *Conn of the class, the dial its "connect" wait. Use it for a
+// configured dialer:
+//
+//	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+//	transport.DialContext = apiSockets.DialFunc(d.DialContext)
+func (c *SocketClass) DialFunc(dial DialContextFunc) DialContextFunc {
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		return c.dial(ctx, network, address, dial)
+	}
+}
+
+func (c *SocketClass) dial(ctx context.Context, network, address string, dial DialContextFunc) (net.Conn, error) {
 	t := ThreadFromContext(ctx)
 	var inst *pfscore.IOInstance
 	if c.class != nil {
 		inst = c.schema.NewSocketInstance(c.class, network, address, c.source)
 	}
 	if inst == nil {
-		conn, err := c.dialer.DialContext(ctx, network, address)
+		conn, err := dial(ctx, network, address)
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +116,7 @@ func (c *SocketClass) DialContext(ctx context.Context, network, address string) 
 	}
 	var w pfscore.WaitState
 	waited := inst.BeginWait(&w, t, pfscore.OpSocketConnect)
-	conn, err := c.dialer.DialContext(ctx, network, address)
+	conn, err := dial(ctx, network, address)
 	if waited {
 		w.EndWait(-1)
 	}

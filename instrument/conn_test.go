@@ -485,3 +485,28 @@ func TestConnConcurrentSafe(t *testing.T) {
 		}
 	}
 }
+
+func TestConnDialFunc(t *testing.T) {
+	s := ioSchema(t)
+	k := newIOSockets(t, s)
+	class := instrument.NewSocketClass("wait/io/socket/test/custom", instrument.WithSchema(s))
+	var d net.Dialer
+	dialed := 0
+	dial := class.DialFunc(func(ctx context.Context, network, address string) (net.Conn, error) {
+		dialed++
+		return d.DialContext(ctx, network, address)
+	})
+	c, err := dial(context.Background(), "tcp", k.ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := <-k.accepted
+	defer server.Close()
+	c.Write([]byte("abc"))
+	c.Close()
+	if dialed != 1 {
+		t.Errorf("the dial function ran %d times", dialed)
+	}
+	ioCheck(t, "custom", ioRow(t, s, "socket_summary_by_event_name", "EVENT_NAME", "wait/io/socket/test/custom"),
+		map[string]any{"SUM_NUMBER_OF_BYTES_WRITE": uint64(3), "COUNT_MISC": uint64(2)})
+}
