@@ -198,10 +198,11 @@ func (l *mysqlLexer) emitIdent(s, e int, quote byte) bool {
 		return true
 	}
 	b := st.buf[:at+4+n]
-	b[at] = byte(tokIdent & 0xFF)
-	b[at+1] = byte(tokIdent >> 8)
-	b[at+2] = byte(n)
-	b[at+3] = byte(n >> 8)
+	h := b[at : at+4 : at+4]
+	h[0] = byte(tokIdent & 0xFF)
+	h[1] = byte(tokIdent >> 8)
+	h[2] = byte(n)
+	h[3] = byte(n >> 8)
 	copy(b[at+4:], l.src[s:e])
 	st.buf = b
 	st.lastID = len(b)
