@@ -23,6 +23,9 @@ type config struct {
 	maxClasses       int
 	waitsHistorySize int // events_waits_history rows per thread
 	waitsLongSize    int // events_waits_history_long rows
+	maxThreads       int
+	maxInstances     [numKinds]int
+	maxNames         int
 	instrumentRules  []instrumentRule
 	consumers        map[Consumer]bool
 	errs             []error
@@ -34,9 +37,16 @@ func newConfig(opts []Option) config {
 		maxClasses:       1024,
 		waitsHistorySize: 10,
 		waitsLongSize:    10_000,
+		maxThreads:       8192,
+		maxNames:         65536,
 		consumers:        map[Consumer]bool{},
 		readEnv:          true,
 	}
+	c.maxInstances[KindMutex] = 1 << 18
+	c.maxInstances[KindRWLock] = 1 << 16
+	c.maxInstances[KindCond] = 1 << 16
+	c.maxInstances[KindFile] = 1 << 14
+	c.maxInstances[KindSocket] = 1 << 14
 	for _, o := range opts { // WithoutEnvironment must act before the environment is read
 		if _, ok := o.(noEnvOption); ok {
 			c.readEnv = false
@@ -150,6 +160,29 @@ func WithWaitsHistorySize(n int) Option {
 func WithWaitsHistoryLongSize(n int) Option {
 	return optionFunc(func(c config) config {
 		c.waitsLongSize = max(n, 0)
+		return c
+	})
+}
+
+// WithMaxThreads bounds the threads instrumented at once
+// (performance_schema_max_thread_instances). By default 8192. NewThread past
+// it returns nil and counts in Performance_schema_thread_instances_lost.
+func WithMaxThreads(n int) Option {
+	return optionFunc(func(c config) config {
+		c.maxThreads = max(n, 1)
+		return c
+	})
+}
+
+// WithMaxInstances bounds the instances of one kind (KindMutex, KindRWLock,
+// KindCond, KindFile, KindSocket), as performance_schema_max_*_instances
+// does. By default 262,144 mutexes, 65,536 rwlocks and conds, 16,384 files
+// and sockets; memory is taken a 256-instance page at a time, as used.
+func WithMaxInstances(kind Kind, n int) Option {
+	return optionFunc(func(c config) config {
+		if kind < numKinds {
+			c.maxInstances[kind] = max(n, 1)
+		}
 		return c
 	})
 }

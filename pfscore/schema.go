@@ -6,8 +6,10 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/otelpfs/otelpfs/hwclock"
+	"github.com/otelpfs/otelpfs/rings"
 )
 
 // A Schema is one performance schema: its setup tables, instrument classes,
@@ -38,7 +40,56 @@ type Schema struct {
 	objectsVersion atomic.Uint64 // bumped on every setup_objects change
 
 	classesLost atomic.Uint64
+
+	// Threads: slots in a container, and the Thread objects by slot index
+	// for readers (records hold no pointers; Thread does).
+	threads    *Container[threadRecord]
+	threadObjs []atomic.Pointer[Thread]
+	threadIDs  atomic.Uint64
+
+	// Instances.
+	mutexes, rwlocks, conds *Container[syncInstance]
+	fileInsts, socketInsts  *Container[ioInstance]
+	files                   sync.Map // path -> *IOInstance
+	filesMu                 sync.Mutex
+	instanceIDs             atomic.Uint64
+	names                   *strtab // object names and SOURCE locations
+
+	idle *Class // the built-in idle class
+
+	// events_waits_history_long; nil when its size is 0.
+	waitsLong *rings.Global
+
+	// accounts, users, hosts.
+	actorsMu     sync.Mutex
+	accounts     map[accountKey]*actorRow
+	users        map[accountKey]*actorRow
+	hosts        map[accountKey]*actorRow
+	threadsEnded atomic.Pointer[[]sharedStat] // by class: statistics of ended threads
+
+	// Statistics of destroyed instances, by class index, so global summaries
+	// keep them (MySQL's per-class "global" stats).
+	destroyed   []sharedStat
+	destroyedIo []ioSummary
+
+	// readMu serializes the readers' own state: TRUNCATE baselines.
+	readMu    sync.Mutex
+	baselines map[string]map[string]StatRow // table -> row key -> baseline
+	ioBase    map[string]map[string]ioStat
+	curMarks  map[uint64]uint64 // events_waits_current TRUNCATE: thread -> last hidden EVENT_ID
+
+	nestedWaitLost   atomic.Uint64
+	threadStatsBytes atomic.Int64
 }
+
+// statBytes is the size of one per-thread statistic, for memory accounting.
+const statBytes = int64(unsafe.Sizeof(ownedStat{}))
+
+// destroyedWaits returns the roll-up of destroyed instances of class i.
+func (s *Schema) destroyedWaits(i int) *sharedStat { return &s.destroyed[i] }
+
+// destroyedIO returns the I/O roll-up of destroyed instances of class i.
+func (s *Schema) destroyedIO(i int) *ioSummary { return &s.destroyedIo[i] }
 
 // New returns a Schema configured by defaults, then the OTELPFS_*
 // environment, then opts. Bad start-up rules, from the environment or from
@@ -61,7 +112,40 @@ func New(opts ...Option) (*Schema, error) {
 		bits = setBit(bits, 1<<c, on)
 	}
 	s.consumers.Store(bits)
-	return s, errors.Join(cfg.errs...)
+
+	s.names = newStrtab(cfg.maxNames)
+	s.baselines = map[string]map[string]StatRow{}
+	s.ioBase = map[string]map[string]ioStat{}
+	s.curMarks = map[uint64]uint64{}
+	s.accounts = map[accountKey]*actorRow{}
+	s.users = map[accountKey]*actorRow{}
+	s.hosts = map[accountKey]*actorRow{}
+	noStats := []sharedStat{}
+	s.threadsEnded.Store(&noStats)
+	s.destroyed = make([]sharedStat, cfg.maxClasses)
+	s.destroyedIo = make([]ioSummary, cfg.maxClasses)
+	var errs []error
+	errs = append(errs, cfg.errs...)
+	container := func(max int) ContainerConfig { // pages of 256 records, enough of them for max
+		const page = 256
+		return ContainerConfig{PageSize: page, MaxPages: max/page + min(max%page, 1)}
+	}
+	s.threads = MustNewContainer[threadRecord]("thread_container", container(cfg.maxThreads))
+	s.threadObjs = make([]atomic.Pointer[Thread], s.threads.PageSize()*(cfg.maxThreads/256+min(cfg.maxThreads%256, 1)))
+	s.mutexes = MustNewContainer[syncInstance]("mutex_container", container(cfg.maxInstances[KindMutex]))
+	s.rwlocks = MustNewContainer[syncInstance]("rwlock_container", container(cfg.maxInstances[KindRWLock]))
+	s.conds = MustNewContainer[syncInstance]("cond_container", container(cfg.maxInstances[KindCond]))
+	s.fileInsts = MustNewContainer[ioInstance]("file_container", container(cfg.maxInstances[KindFile]))
+	s.socketInsts = MustNewContainer[ioInstance]("socket_container", container(cfg.maxInstances[KindSocket]))
+	if cfg.waitsLongSize > 0 {
+		g, err := rings.NewGlobal(cfg.waitsLongSize, waitWidth)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("events_waits_history_long size %d: %w", cfg.waitsLongSize, err))
+		}
+		s.waitsLong = g
+	}
+	s.idle = s.MustRegister("idle", WithDocumentation("A thread waiting for its next unit of work."))
+	return s, errors.Join(errs...)
 }
 
 var (

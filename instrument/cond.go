@@ -1,0 +1,58 @@
+package instrument
+
+import (
+	"context"
+	"sync"
+
+	"github.com/otelpfs/otelpfs/pfscore"
+)
+
+// A Cond is a sync.Cond instrumented as wait/synch/cond/<component>/<name>:
+// each Wait is a wait event, from the call to the return with L held again.
+// Signal and Broadcast are not waits and are not recorded. Make it with
+// NewCond; L is exported as in sync.Cond.
+//
+// When L is an instrumented Mutex, the re-lock inside Wait is recorded too,
+// as a lock wait of L without a thread (sync.Cond calls L.Lock itself).
+type Cond struct {
+	L sync.Locker
+	c sync.Cond
+	syncObject
+}
+
+// NewCond returns a condition variable of the instrument class name
+// (wait/synch/cond/<component>/<name>) with locker l.
+func NewCond(l sync.Locker, name string, opts ...Option) *Cond {
+	c := &Cond{L: l}
+	c.c.L = l
+	c.init(name, pfscore.KindCond, 1, opts)
+	freeWithOwner(c, c.inst)
+	return c
+}
+
+// Wait is sync.Cond.Wait.
+func (c *Cond) Wait() { c.wait(nil) }
+
+// WaitCtx is Wait, attributing the wait to the thread ctx carries. It does
+// not return early when ctx is done: sync.Cond cannot.
+func (c *Cond) WaitCtx(ctx context.Context) { c.wait(ThreadFromContext(ctx)) }
+
+func (c *Cond) wait(t *Thread) {
+	if !c.on() {
+		c.c.Wait()
+		return
+	}
+	var w pfscore.WaitState
+	if !c.inst.BeginWait(&w, t, pfscore.OpWait) {
+		c.c.Wait()
+		return
+	}
+	c.c.Wait()
+	w.EndWait(-1) // with L held: cond statistics are serialized by L
+}
+
+// Signal wakes one goroutine waiting on c.
+func (c *Cond) Signal() { c.c.Signal() }
+
+// Broadcast wakes all goroutines waiting on c.
+func (c *Cond) Broadcast() { c.c.Broadcast() }

@@ -1,0 +1,119 @@
+package pfscore
+
+import (
+	"sync/atomic"
+)
+
+// actorRow is a row of accounts, users or hosts, with its per-event-name
+// statistics: the sums of the threads that ended under it. The tables add
+// the live threads on read.
+type actorRow struct {
+	user, host string
+	current    atomic.Int64  // CURRENT_CONNECTIONS
+	total      atomic.Uint64 // TOTAL_CONNECTIONS, since the row was made
+	totalBase  atomic.Uint64 // TOTAL_CONNECTIONS at the last TRUNCATE
+	// waits is indexed by class; grown under Schema.actorsMu.
+	waits atomic.Pointer[[]sharedStat]
+}
+
+type accountKey struct{ user, host string }
+
+// actorsConnect finds or creates the rows of a new thread's account, user
+// and host, and counts the connection.
+func (s *Schema) actorsConnect(user, host string) (acct, usr, hst *actorRow) {
+	if user == "" && host == "" {
+		return nil, nil, nil
+	}
+	s.actorsMu.Lock()
+	defer s.actorsMu.Unlock()
+	get := func(m map[accountKey]*actorRow, k accountKey) *actorRow {
+		r := m[k]
+		if r == nil {
+			r = &actorRow{user: k.user, host: k.host}
+			empty := []sharedStat{}
+			r.waits.Store(&empty)
+			m[k] = r
+		}
+		r.current.Add(1)
+		r.total.Add(1)
+		return r
+	}
+	if user != "" && host != "" {
+		acct = get(s.accounts, accountKey{user, host})
+	}
+	if user != "" {
+		usr = get(s.users, accountKey{user: user})
+	}
+	if host != "" {
+		hst = get(s.hosts, accountKey{host: host})
+	}
+	return acct, usr, hst
+}
+
+// actorsDisconnect rolls an ending thread's statistics up, as MySQL's
+// aggregate_thread does: into its account if it has one, else into its user
+// and its host; a thread with neither rolls into the global rows of the
+// event names that have no instances (idle). Connections drop by one.
+func (s *Schema) actorsDisconnect(t *Thread, stats []ownedStat) {
+	s.actorsMu.Lock()
+	defer s.actorsMu.Unlock()
+	var targets []*actorRow
+	switch {
+	case t.acct != nil:
+		targets = []*actorRow{t.acct}
+	case t.usr != nil || t.hst != nil:
+		for _, r := range []*actorRow{t.usr, t.hst} {
+			if r != nil {
+				targets = append(targets, r)
+			}
+		}
+	}
+	for _, r := range []*actorRow{t.acct, t.usr, t.hst} {
+		if r != nil {
+			r.current.Add(-1)
+		}
+	}
+	for _, r := range targets {
+		w := r.growWaits(len(stats))
+		for i := range stats {
+			w[i].addRow(stats[i].load())
+		}
+	}
+	// Events without an instance (idle) reach the global summary only
+	// through threads: keep those of ended threads.
+	g := s.endedThreadWaits(len(stats))
+	for i := range stats {
+		if st := stats[i].load(); st.Count != 0 {
+			g[i].addRow(st)
+		}
+	}
+}
+
+// growWaits returns r's statistics, at least n long. s.actorsMu is held.
+func (r *actorRow) growWaits(n int) []sharedStat {
+	old := *r.waits.Load()
+	if len(old) >= n {
+		return old
+	}
+	next := make([]sharedStat, n)
+	for i := range old {
+		next[i].addRow(old[i].load())
+	}
+	r.waits.Store(&next)
+	return next
+}
+
+// endedThreadWaits returns the statistics of ended threads by class, at
+// least n long. s.actorsMu is held.
+func (s *Schema) endedThreadWaits(n int) []sharedStat {
+	old := *s.threadsEnded.Load()
+	if len(old) >= n {
+		return old
+	}
+	next := make([]sharedStat, n)
+	for i := range old {
+		next[i].addRow(old[i].load())
+	}
+	s.threadsEnded.Store(&next)
+	return next
+}

@@ -1,0 +1,328 @@
+package pfscore
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/otelpfs/otelpfs/hwclock"
+	"github.com/otelpfs/otelpfs/internal/owned"
+)
+
+// Wait events: the provider path of every wait instrument, and the rows of
+// events_waits_current, events_waits_history and events_waits_history_long.
+//
+// # The path of one event
+//
+//	BeginWait  one atomic load of the class word: off -> return false, the
+//	           caller runs the raw operation; on -> read the wait timer if
+//	           TIMED; with a thread whose consumers allow it, fill the
+//	           thread's current row (a seqlocked slot of owned cells).
+//	(the instrumented operation)
+//	EndWait    read the timer; add the wait to the instance's statistics and
+//	           the thread's by-event-name statistics; close the current row;
+//	           copy it to the history rings whose consumers are on.
+//
+// Nothing on this path allocates, locks, or writes a word another core
+// writes, except the instance's own statistics (a mutex's are written by its
+// holder alone; a file's and a socket's, shared by design, with atomic adds).
+// The flags an event samples at its start decide its end: an event that
+// started enabled ends enabled, as WL#2360 requires.
+
+// An Operation is the OPERATION column of a wait.
+type Operation uint8
+
+// Operations, with MySQL's names.
+const (
+	OpLock Operation = iota + 1
+	OpTryLock
+	OpReadLock
+	OpWriteLock
+	OpTryReadLock
+	OpTryWriteLock
+	OpWait
+	OpTimedWait
+	OpFileCreate
+	OpFileOpen
+	OpFileRead
+	OpFileWrite
+	OpFileSeek
+	OpFileTell
+	OpFileFlush
+	OpFileStat
+	OpFileFstat
+	OpFileChsize
+	OpFileDelete
+	OpFileRename
+	OpFileSync
+	OpFileClose
+	OpSocketCreate
+	OpSocketConnect
+	OpSocketBind
+	OpSocketClose
+	OpSocketSend
+	OpSocketRecv
+	OpSocketAccept
+	OpSocketShutdown
+	OpSocketOpt
+	OpSocketStat
+	OpIdle
+	numOperations
+)
+
+var operationNames = [numOperations]string{"",
+	"lock", "try_lock", "read_lock", "write_lock", "try_read_lock", "try_write_lock",
+	"wait", "timed_wait",
+	"create", "open", "read", "write", "seek", "tell", "flush", "stat", "fstat", "chsize",
+	"delete", "rename", "sync", "close",
+	"create", "connect", "bind", "close", "send", "recv", "accept", "shutdown", "opt", "stat",
+	"idle",
+}
+
+func (o Operation) String() string {
+	if o > 0 && o < numOperations {
+		return operationNames[o]
+	}
+	return fmt.Sprintf("Operation(%d)", uint8(o))
+}
+
+// ioKind is where an I/O operation counts in file_summary_* and
+// socket_summary_*: READ, WRITE or MISC.
+func (o Operation) ioKind() int {
+	switch o {
+	case OpFileRead, OpSocketRecv:
+		return ioRead
+	case OpFileWrite, OpSocketSend:
+		return ioWrite
+	}
+	return ioMisc
+}
+
+const (
+	ioRead = iota
+	ioWrite
+	ioMisc
+)
+
+// NestingType is NESTING_EVENT_TYPE.
+type NestingType uint8
+
+const (
+	NestingNone NestingType = iota
+	NestingTransaction
+	NestingStatement
+	NestingStage
+	NestingWait
+)
+
+var nestingNames = [...]string{"", "TRANSACTION", "STATEMENT", "STAGE", "WAIT"}
+
+func (n NestingType) String() string {
+	if int(n) < len(nestingNames) {
+		return nestingNames[n]
+	}
+	return fmt.Sprintf("NestingType(%d)", uint8(n))
+}
+
+// The words of a wait row, as a thread's current slot and the history rings
+// store it.
+const (
+	wThreadID   = iota // THREAD_ID
+	wEventID           // EVENT_ID
+	wEndEventID        // END_EVENT_ID+1; 0 while in progress
+	wClass             // class index+1; 0: empty slot
+	wTimerStart        // TIMER_START, ps; 0: untimed
+	wTimerEnd          // TIMER_END, ps
+	wInstance          // OBJECT_INSTANCE_BEGIN
+	wName              // interned OBJECT_NAME
+	wNestingID         // NESTING_EVENT_ID
+	wMisc              // operation | nesting type<<8 | has bytes<<16 | timer<<24
+	wBytes             // NUMBER_OF_BYTES
+	wSource            // interned SOURCE
+	waitWidth
+)
+
+const (
+	miscHasBytes = 1 << 16
+	miscTimer    = 24
+)
+
+// waitSlot is one level of a thread's current-wait stack: a row under a
+// sequence word, odd while its owner writes (see internal/owned).
+type waitSlot struct {
+	seq   atomic.Uint64
+	cells [waitWidth]owned.Uint64
+}
+
+// WaitState is what an event carries from BeginWait to EndWait, on the
+// caller's stack (MySQL's PSI_*_locker_state). Its zero value is ready.
+type WaitState struct {
+	s      *Schema
+	t      *Thread     // nil: no per-thread statistics or events
+	own    *ownedStat  // the instance's statistics, if its writers are serialized
+	shared *sharedStat // or, if they are not
+	io     *ioInstance // file and socket instances: bytes and READ/WRITE/MISC
+	class  int
+	flags  uint8
+	timer  hwclock.Timer
+	op     Operation
+	level  int8
+	start  uint64
+}
+
+// WaitState flags: what the event's start decided.
+const (
+	wsTimed uint8 = 1 << iota
+	wsEvent
+	wsHistory
+	wsHistoryLong
+)
+
+// beginWait is the part of BeginWait common to every wait. It returns false
+// if the class is off; the caller then runs the operation uninstrumented.
+//
+// objTimed is setup_objects' TIMED for the object (true where it does not
+// apply); tc the setup_timers row whose timer the event uses.
+func (s *Schema) beginWait(w *WaitState, c *Class, t *Thread, op Operation, inst, name, source uint64, objTimed bool, tc hwclock.EventClass) bool {
+	f := c.flags.Load()
+	if f&flagOn == 0 {
+		return false
+	}
+	w.s, w.class, w.op, w.flags, w.t = s, c.index, op, 0, nil
+	w.own, w.shared, w.io, w.start = nil, nil, nil, 0
+	if f&flagSetTimed != 0 && objTimed {
+		w.flags = wsTimed
+		w.timer = s.timers.Timer(tc)
+		w.start = w.timer.Now()
+	}
+	if t == nil {
+		return true
+	}
+	cons := s.consumers.Load() & t.mask.Load()
+	if cons&(1<<ConsumerThreadInstrumentation) == 0 {
+		return true
+	}
+	w.t = t
+	if cons&(1<<ConsumerEventsWaitsCurrent) != 0 {
+		if cons&(1<<ConsumerEventsWaitsHistory) != 0 && t.history != nil {
+			w.flags |= wsHistory
+		}
+		if cons&(1<<ConsumerEventsWaitsHistoryLong) != 0 && s.waitsLong != nil {
+			w.flags |= wsHistoryLong
+		}
+		t.beginWaitEvent(w, op, inst, name, source)
+	}
+	return true
+}
+
+// beginWaitEvent fills the thread's current row for a new wait.
+func (t *Thread) beginWaitEvent(w *WaitState, op Operation, inst, name, source uint64) {
+	level := t.depth
+	if level >= waitStackDepth {
+		t.s.nestedWaitLost.Add(1)
+		w.flags &^= wsHistory | wsHistoryLong
+		return
+	}
+	w.flags |= wsEvent
+	w.level = int8(level)
+	id := t.eventID
+	t.eventID++
+	var nestID uint64
+	var nestType NestingType
+	if level > 0 {
+		nestID, nestType = t.waits[level-1].cells[wEventID].Load(), NestingWait
+	}
+	misc := uint64(op) | uint64(nestType)<<8 | uint64(w.timer)<<miscTimer
+	slot := &t.waits[level]
+	slot.seq.Add(1)
+	c := &slot.cells
+	c[wThreadID].Set(t.id)
+	c[wEventID].Set(id)
+	c[wEndEventID].Set(0)
+	c[wClass].Set(uint64(w.class) + 1)
+	c[wTimerStart].Set(w.start) // 0 if untimed
+	c[wTimerEnd].Set(0)
+	c[wInstance].Set(inst)
+	c[wName].Set(name)
+	c[wNestingID].Set(nestID)
+	c[wMisc].Set(misc)
+	c[wBytes].Set(0)
+	c[wSource].Set(source)
+	slot.seq.Add(1)
+	t.depth = level + 1
+	t.depthCell.Set(uint64(level + 1))
+}
+
+// EndWait ends the event BeginWait started. bytes is NUMBER_OF_BYTES, or
+// negative for an operation that moves none.
+func (w *WaitState) EndWait(bytes int64) {
+	var end, wait uint64
+	timed := w.flags&wsTimed != 0
+	if timed {
+		end = w.timer.Now()
+		wait = end - w.start
+	}
+	switch {
+	case w.own != nil:
+		w.own.aggregate(timed, wait)
+	case w.io != nil:
+		w.io.aggregate(w.op, timed, wait, bytes)
+	case w.shared != nil:
+		w.shared.aggregate(timed, wait)
+	}
+	t := w.t
+	if t == nil {
+		return
+	}
+	t.stat(w.class).aggregate(timed, wait)
+	if w.flags&wsEvent != 0 {
+		t.endWaitEvent(w, end, bytes)
+	}
+}
+
+// endWaitEvent closes the thread's current row and copies it to history.
+func (t *Thread) endWaitEvent(w *WaitState, end uint64, bytes int64) {
+	slot := &t.waits[w.level]
+	c := &slot.cells
+	slot.seq.Add(1)
+	c[wEndEventID].Set(t.eventID) // END_EVENT_ID is the last event id so far: eventID-1, stored +1
+	c[wTimerEnd].Set(end)
+	if bytes >= 0 {
+		c[wBytes].Set(uint64(bytes))
+		c[wMisc].Set(c[wMisc].Load() | miscHasBytes)
+	}
+	slot.seq.Add(1)
+	t.depth = int(w.level)
+	t.depthCell.Set(uint64(w.level))
+	if w.flags&(wsHistory|wsHistoryLong) != 0 {
+		// One copy on the stack, then whole-row appends: rings.Append is
+		// about twice as fast as filling a slot word by word.
+		var row [waitWidth]uint64
+		for i := range c {
+			row[i] = c[i].Load()
+		}
+		if w.flags&wsHistory != 0 {
+			t.history.Append(row[:])
+		}
+		if w.flags&wsHistoryLong != 0 {
+			t.s.waitsLong.Append(row[:])
+		}
+	}
+}
+
+// aggregate counts an I/O wait in READ, WRITE or MISC.
+func (io *ioInstance) aggregate(op Operation, timed bool, wait uint64, bytes int64) {
+	switch op.ioKind() {
+	case ioRead:
+		io.read.aggregate(timed, wait)
+		if bytes > 0 {
+			io.readBytes.Add(uint64(bytes))
+		}
+	case ioWrite:
+		io.write.aggregate(timed, wait)
+		if bytes > 0 {
+			io.writeBytes.Add(uint64(bytes))
+		}
+	default:
+		io.misc.aggregate(timed, wait)
+	}
+}

@@ -1,0 +1,188 @@
+package pfscore
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+)
+
+// Virtual tables: every performance_schema table otelpfs has is a Table of
+// the Schema, with MySQL's name and columns, read as a snapshot of rows
+// copied out of the live records (validated with the optimistic protocol),
+// and, where MySQL allows it, truncated.
+//
+// Reading allocates and may take a reader-side mutex; it never blocks a
+// writer. TRUNCATE never touches a record either: it is implemented on the
+// reader's side, by moving a ring's visible base (history tables) or by
+// recording a baseline that later reads subtract (summary tables). So the
+// provider path carries no cost for it and owned cells keep one writer.
+
+// A ColumnType says how a column's values render.
+type ColumnType uint8
+
+const (
+	ColString ColumnType = iota // VARCHAR, ENUM, SET: a string
+	ColUint                     // BIGINT UNSIGNED: a uint64
+	ColInt                      // BIGINT: an int64
+	ColPicos                    // a TIMER_* column: uint64 picoseconds
+)
+
+// A Column is a table column.
+type Column struct {
+	Name string
+	Type ColumnType
+}
+
+// A Value is one cell: nil (NULL), uint64, int64 or string, as the column's
+// type says.
+type Value = any
+
+// A Row is one row, a Value per column.
+type Row []Value
+
+// A Result is a snapshot of a table.
+type Result struct {
+	Table   string
+	Columns []Column
+	Rows    []Row
+}
+
+// Errors of table access.
+var (
+	ErrUnknownTable       = errors.New("pfs: unknown table")
+	ErrTruncateNotAllowed = errors.New("pfs: TRUNCATE not allowed on this table")
+)
+
+// tableDef describes one table.
+type tableDef struct {
+	name     string
+	columns  []Column
+	rows     func(s *Schema) []Row
+	truncate func(s *Schema) // nil: TRUNCATE not allowed
+}
+
+var (
+	tablesMu  sync.Mutex
+	tableDefs = map[string]*tableDef{}
+)
+
+// defineTable registers a table definition; table files call it from init.
+func defineTable(t *tableDef) {
+	tablesMu.Lock()
+	defer tablesMu.Unlock()
+	if _, dup := tableDefs[t.name]; dup {
+		panic("pfs: BUG: table defined twice: " + t.name)
+	}
+	tableDefs[t.name] = t
+}
+
+// cols builds a column list from name/type pairs.
+func cols(spec ...any) []Column {
+	var c []Column
+	for i := 0; i < len(spec); i += 2 {
+		c = append(c, Column{Name: spec[i].(string), Type: spec[i+1].(ColumnType)})
+	}
+	return c
+}
+
+// TableNames returns the names of every table, sorted.
+func (s *Schema) TableNames() []string {
+	tablesMu.Lock()
+	defer tablesMu.Unlock()
+	names := make([]string, 0, len(tableDefs))
+	for n := range tableDefs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func lookupTable(name string) (*tableDef, error) {
+	tablesMu.Lock()
+	defer tablesMu.Unlock()
+	t := tableDefs[name]
+	if t == nil {
+		return nil, fmt.Errorf("%w %q", ErrUnknownTable, name)
+	}
+	return t, nil
+}
+
+// Columns returns a table's columns.
+func (s *Schema) Columns(table string) ([]Column, error) {
+	t, err := lookupTable(table)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(t.columns), nil
+}
+
+// Select returns a snapshot of a table: SELECT * FROM table.
+func (s *Schema) Select(table string) (*Result, error) {
+	t, err := lookupTable(table)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Table: t.name, Columns: slices.Clone(t.columns), Rows: t.rows(s)}, nil
+}
+
+// Truncatable reports whether TRUNCATE TABLE is allowed on table.
+func (s *Schema) Truncatable(table string) bool {
+	t, err := lookupTable(table)
+	return err == nil && t.truncate != nil
+}
+
+// Truncate is TRUNCATE TABLE, with MySQL's effects for each table; see the
+// table's documentation in doc.go. It returns ErrUnknownTable or
+// ErrTruncateNotAllowed.
+func (s *Schema) Truncate(table string) error {
+	t, err := lookupTable(table)
+	if err != nil {
+		return err
+	}
+	if t.truncate == nil {
+		return fmt.Errorf("%w: %s", ErrTruncateNotAllowed, table)
+	}
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
+	t.truncate(s)
+	return nil
+}
+
+// yesNo renders a bool as MySQL's ENUM('YES','NO').
+func yesNo(b bool) Value {
+	if b {
+		return "YES"
+	}
+	return "NO"
+}
+
+// nullString renders "" as NULL.
+func nullString(s string) Value {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// nullUint renders 0 as NULL.
+func nullUint(v uint64) Value {
+	if v == 0 {
+		return nil
+	}
+	return v
+}
+
+// statCols are COUNT_STAR and the four timer columns of a summary.
+func statCols(prefix string) []any {
+	if prefix == "" {
+		return []any{"COUNT_STAR", ColUint, "SUM_TIMER_WAIT", ColPicos, "MIN_TIMER_WAIT", ColPicos, "AVG_TIMER_WAIT", ColPicos, "MAX_TIMER_WAIT", ColPicos}
+	}
+	return []any{"COUNT_" + prefix, ColUint, "SUM_TIMER_" + prefix, ColPicos, "MIN_TIMER_" + prefix, ColPicos, "AVG_TIMER_" + prefix, ColPicos, "MAX_TIMER_" + prefix, ColPicos}
+}
+
+// values appends a stat's five columns.
+func (r StatRow) values(row Row) Row {
+	return append(row, r.Count, r.Sum, r.Min, r.Avg(), r.Max)
+}

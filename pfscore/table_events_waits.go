@@ -1,0 +1,236 @@
+package pfscore
+
+import (
+	"github.com/otelpfs/otelpfs/hwclock"
+)
+
+// events_waits_current, events_waits_history, events_waits_history_long.
+
+var waitEventColumns = cols(
+	"THREAD_ID", ColUint, "EVENT_ID", ColUint, "END_EVENT_ID", ColUint, "EVENT_NAME", ColString,
+	"SOURCE", ColString, "TIMER_START", ColPicos, "TIMER_END", ColPicos, "TIMER_WAIT", ColPicos,
+	"SPINS", ColUint, "OBJECT_SCHEMA", ColString, "OBJECT_NAME", ColString, "INDEX_NAME", ColString,
+	"OBJECT_TYPE", ColString, "OBJECT_INSTANCE_BEGIN", ColUint, "NESTING_EVENT_ID", ColUint,
+	"NESTING_EVENT_TYPE", ColString, "OPERATION", ColString, "NUMBER_OF_BYTES", ColInt, "FLAGS", ColUint)
+
+// WaitEvent is a row of the events_waits_* tables. Zero values of the
+// nullable columns mean NULL (EndEventID and NestingEventID are never 0
+// otherwise; TimerStart is 0 only for an untimed event).
+type WaitEvent struct {
+	ThreadID            uint64      // THREAD_ID
+	EventID             uint64      // EVENT_ID
+	EndEventID          uint64      // END_EVENT_ID; 0 (NULL) while in progress
+	EventName           string      // EVENT_NAME
+	Source              string      // SOURCE
+	TimerStart          uint64      // TIMER_START, ps
+	TimerEnd            uint64      // TIMER_END, ps; for an event in progress, now
+	TimerWait           uint64      // TIMER_WAIT, ps
+	ObjectName          string      // OBJECT_NAME
+	ObjectType          string      // OBJECT_TYPE
+	ObjectInstanceBegin uint64      // OBJECT_INSTANCE_BEGIN
+	NestingEventID      uint64      // NESTING_EVENT_ID
+	NestingEventType    NestingType // NESTING_EVENT_TYPE
+	Operation           Operation   // OPERATION
+	NumberOfBytes       int64       // NUMBER_OF_BYTES
+	HasBytes            bool        // NUMBER_OF_BYTES is not NULL
+	InProgress          bool        // the event has not ended
+}
+
+// decodeWait turns a row's words into a WaitEvent. It returns false for an
+// empty slot or a class that no longer exists.
+func (s *Schema) decodeWait(c []uint64) (WaitEvent, bool) {
+	classes := s.Classes()
+	ci := c[wClass]
+	if ci == 0 || ci > uint64(len(classes)) {
+		return WaitEvent{}, false
+	}
+	class := classes[ci-1]
+	misc := c[wMisc]
+	e := WaitEvent{
+		ThreadID:            c[wThreadID],
+		EventID:             c[wEventID],
+		EventName:           class.name,
+		Source:              s.names.Lookup(c[wSource]),
+		TimerStart:          c[wTimerStart],
+		ObjectName:          s.names.Lookup(c[wName]),
+		ObjectInstanceBegin: c[wInstance],
+		NestingEventID:      c[wNestingID],
+		NestingEventType:    NestingType(misc >> 8 & 0xff),
+		Operation:           Operation(misc & 0xff),
+		HasBytes:            misc&miscHasBytes != 0,
+		NumberOfBytes:       int64(c[wBytes]),
+	}
+	switch class.kind {
+	case KindFile:
+		e.ObjectType = "FILE"
+	case KindSocket:
+		e.ObjectType = "SOCKET"
+	}
+	if end := c[wEndEventID]; end != 0 {
+		e.EndEventID = end - 1
+		e.TimerEnd = c[wTimerEnd]
+	} else {
+		e.InProgress = true
+		if e.TimerStart != 0 { // MySQL shows an event in progress as ending now
+			e.TimerEnd = hwclock.Timer(misc >> miscTimer & 0xff).Now()
+		}
+	}
+	if e.TimerStart != 0 {
+		e.TimerWait = e.TimerEnd - e.TimerStart
+	} else {
+		e.TimerEnd = 0
+	}
+	return e, true
+}
+
+func (e WaitEvent) row() Row {
+	var bytes Value
+	if e.HasBytes {
+		bytes = e.NumberOfBytes
+	}
+	var start, end, wait Value
+	if e.TimerStart != 0 {
+		start, end, wait = e.TimerStart, e.TimerEnd, e.TimerWait
+	}
+	var endID Value
+	if !e.InProgress {
+		endID = e.EndEventID
+	}
+	var nestType Value
+	if e.NestingEventType != NestingNone {
+		nestType = e.NestingEventType.String()
+	}
+	return Row{e.ThreadID, e.EventID, endID, e.EventName,
+		nullString(e.Source), start, end, wait,
+		nil, nil, nullString(e.ObjectName), nil,
+		nullString(e.ObjectType), e.ObjectInstanceBegin, nullUint(e.NestingEventID),
+		nestType, e.Operation.String(), bytes, nil}
+}
+
+// EventsWaitsCurrent returns events_waits_current: for each thread, its
+// waits in progress, or its last wait if none is.
+func (s *Schema) EventsWaitsCurrent() []WaitEvent {
+	s.readMu.Lock()
+	marks := s.curMarks
+	s.readMu.Unlock()
+	var out []WaitEvent
+	var buf [waitWidth]uint64
+	for _, t := range s.liveThreads() {
+		n := int(t.depthCell.Load())
+		if n == 0 {
+			n = 1
+		}
+		for level := 0; level < n && level < waitStackDepth; level++ {
+			if !t.waits[level].copyTo(buf[:]) {
+				continue
+			}
+			e, ok := s.decodeWait(buf[:])
+			if !ok || e.EventID <= marks[t.id] {
+				continue
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// copyTo copies the slot into dst with the seqlock protocol, retrying a few
+// times while the owner writes; it reports whether it got a stable copy.
+func (w *waitSlot) copyTo(dst []uint64) bool {
+	for range 4 {
+		v := w.seq.Load()
+		if v&1 != 0 {
+			continue
+		}
+		for i := range w.cells {
+			dst[i] = w.cells[i].Load()
+		}
+		if w.seq.Load() == v {
+			return true
+		}
+	}
+	return false
+}
+
+// EventsWaitsHistory returns events_waits_history: each thread's last waits,
+// oldest first.
+func (s *Schema) EventsWaitsHistory() []WaitEvent {
+	var out []WaitEvent
+	var words []uint64
+	for _, t := range s.liveThreads() {
+		if t.history == nil {
+			continue
+		}
+		words = t.history.AppendRows(words[:0])
+		out = s.appendDecoded(out, words)
+	}
+	return out
+}
+
+// EventsWaitsHistoryLong returns events_waits_history_long, oldest first.
+func (s *Schema) EventsWaitsHistoryLong() []WaitEvent {
+	if s.waitsLong == nil {
+		return nil
+	}
+	return s.appendDecoded(nil, s.waitsLong.AppendRows(nil))
+}
+
+func (s *Schema) appendDecoded(out []WaitEvent, words []uint64) []WaitEvent {
+	for i := 0; i+waitWidth <= len(words); i += waitWidth {
+		if e, ok := s.decodeWait(words[i : i+waitWidth]); ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func waitRows(events []WaitEvent) []Row {
+	rows := make([]Row, len(events))
+	for i, e := range events {
+		rows[i] = e.row()
+	}
+	return rows
+}
+
+func init() {
+	defineTable(&tableDef{
+		name:    "events_waits_current",
+		columns: waitEventColumns,
+		rows:    func(s *Schema) []Row { return waitRows(s.EventsWaitsCurrent()) },
+		truncate: func(s *Schema) {
+			// Hide every row shown now; each thread's next wait shows again.
+			marks := map[uint64]uint64{}
+			var buf [waitWidth]uint64
+			for _, t := range s.liveThreads() {
+				for level := range t.waits {
+					if t.waits[level].copyTo(buf[:]) {
+						marks[t.id] = max(marks[t.id], buf[wEventID])
+					}
+				}
+			}
+			s.curMarks = marks
+		},
+	})
+	defineTable(&tableDef{
+		name:    "events_waits_history",
+		columns: waitEventColumns,
+		rows:    func(s *Schema) []Row { return waitRows(s.EventsWaitsHistory()) },
+		truncate: func(s *Schema) {
+			for _, t := range s.liveThreads() {
+				if t.history != nil {
+					t.history.Reset()
+				}
+			}
+		},
+	})
+	defineTable(&tableDef{
+		name:    "events_waits_history_long",
+		columns: waitEventColumns,
+		rows:    func(s *Schema) []Row { return waitRows(s.EventsWaitsHistoryLong()) },
+		truncate: func(s *Schema) {
+			if s.waitsLong != nil {
+				s.waitsLong.Reset()
+			}
+		},
+	})
+}

@@ -1,0 +1,45 @@
+package pfscore
+
+// global_status: the Performance_schema_* status variables, every loss the
+// schema counted, and the memory its containers hold.
+
+// StatusVariable is a row of global_status.
+type StatusVariable struct {
+	Name  string // VARIABLE_NAME
+	Value uint64 // VARIABLE_VALUE
+}
+
+// Status returns the Performance_schema_* status variables: each *_lost
+// counter MySQL has for what otelpfs keeps, in name order.
+func (s *Schema) Status() []StatusVariable {
+	var long uint64
+	if s.waitsLong != nil {
+		long = s.waitsLong.Lost()
+	}
+	return []StatusVariable{
+		{"Performance_schema_cond_instances_lost", s.conds.Lost()},
+		{"Performance_schema_classes_lost", s.classesLost.Load()},
+		{"Performance_schema_events_waits_history_long_lost", long},
+		{"Performance_schema_file_instances_lost", s.fileInsts.Lost()},
+		{"Performance_schema_mutex_instances_lost", s.mutexes.Lost()},
+		{"Performance_schema_names_lost", s.names.lost.Load()},
+		{"Performance_schema_nested_wait_lost", s.nestedWaitLost.Load()},
+		{"Performance_schema_rwlock_instances_lost", s.rwlocks.Lost()},
+		{"Performance_schema_socket_instances_lost", s.socketInsts.Lost()},
+		{"Performance_schema_thread_instances_lost", s.threads.Lost()},
+	}
+}
+
+func init() {
+	defineTable(&tableDef{
+		name:    "global_status",
+		columns: cols("VARIABLE_NAME", ColString, "VARIABLE_VALUE", ColUint),
+		rows: func(s *Schema) []Row {
+			var rows []Row
+			for _, v := range s.Status() {
+				rows = append(rows, Row{v.Name, v.Value})
+			}
+			return rows
+		},
+	})
+}

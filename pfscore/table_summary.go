@@ -1,0 +1,335 @@
+package pfscore
+
+import (
+	"strconv"
+)
+
+// Summary tables share one shape: some leading key columns and statistics.
+// A table's raw function computes the live values; rows subtract the
+// table's TRUNCATE baseline, and truncate records the live values as the new
+// baseline, for the table and for the tables MySQL truncates with it. The
+// records themselves are never reset (see table.go).
+
+// statEntry is one raw summary row.
+type statEntry struct {
+	key  string // identifies the row across snapshots, for baselines
+	lead Row    // the key columns
+	stat StatRow
+}
+
+// ioEntry is one raw file or socket summary row.
+type ioEntry struct {
+	key  string
+	lead Row
+	stat ioStat
+}
+
+// summaryDef defines a table of statEntry rows. implied are tables whose
+// baselines move with this one's (MySQL's implicit truncations).
+func summaryDef(name string, lead []any, raw func(*Schema) []statEntry, implied ...string) {
+	defineTable(&tableDef{
+		name:    name,
+		columns: cols(append(lead, statCols("")...)...),
+		rows: func(s *Schema) []Row {
+			entries := raw(s)
+			s.readMu.Lock()
+			base := s.baselines[name]
+			s.readMu.Unlock()
+			rows := make([]Row, len(entries))
+			for i, e := range entries {
+				st := e.stat
+				if b, ok := base[e.key]; ok {
+					st = st.sub(b)
+				}
+				rows[i] = st.values(append(Row(nil), e.lead...))
+			}
+			return rows
+		},
+		truncate: func(s *Schema) {
+			for _, n := range append([]string{name}, implied...) {
+				if fn := statRaw[n]; fn != nil {
+					s.baselines[n] = baselineOf(fn(s))
+				}
+				if fn := ioRaw[n]; fn != nil {
+					s.ioBase[n] = ioBaselineOf(fn(s))
+				}
+			}
+		},
+	})
+	statRaw[name] = raw
+}
+
+// statRaw and ioRaw map table names to their raw functions, for implied
+// truncations.
+var (
+	statRaw = map[string]func(*Schema) []statEntry{}
+	ioRaw   = map[string]func(*Schema) []ioEntry{}
+)
+
+func baselineOf(entries []statEntry) map[string]StatRow {
+	m := make(map[string]StatRow, len(entries))
+	for _, e := range entries {
+		m[e.key] = e.stat
+	}
+	return m
+}
+
+func ioBaselineOf(entries []ioEntry) map[string]ioStat {
+	m := make(map[string]ioStat, len(entries))
+	for _, e := range entries {
+		m[e.key] = e.stat
+	}
+	return m
+}
+
+// sub rebases an I/O row (see StatRow.sub).
+func (r ioStat) sub(b ioStat) ioStat {
+	out := ioStat{Read: r.Read.sub(b.Read), Write: r.Write.sub(b.Write), Misc: r.Misc.sub(b.Misc)}
+	if out.Read.Count != 0 {
+		out.ReadBytes = r.ReadBytes - b.ReadBytes
+	}
+	if out.Write.Count != 0 {
+		out.WriteBytes = r.WriteBytes - b.WriteBytes
+	}
+	return out
+}
+
+// ioSummaryDef defines a file_summary_* or socket_summary_* table.
+func ioSummaryDef(name string, lead []any, raw func(*Schema) []ioEntry, implied ...string) {
+	spec := append(lead, statCols("")...)
+	spec = append(spec, statCols("READ")...)
+	spec = append(spec, "SUM_NUMBER_OF_BYTES_READ", ColUint)
+	spec = append(spec, statCols("WRITE")...)
+	spec = append(spec, "SUM_NUMBER_OF_BYTES_WRITE", ColUint)
+	spec = append(spec, statCols("MISC")...)
+	defineTable(&tableDef{
+		name:    name,
+		columns: cols(spec...),
+		rows: func(s *Schema) []Row {
+			entries := raw(s)
+			s.readMu.Lock()
+			base := s.ioBase[name]
+			s.readMu.Unlock()
+			rows := make([]Row, len(entries))
+			for i, e := range entries {
+				st := e.stat
+				if b, ok := base[e.key]; ok {
+					st = st.sub(b)
+				}
+				row := st.All().values(append(Row(nil), e.lead...))
+				row = append(st.Read.values(row), st.ReadBytes)
+				row = append(st.Write.values(row), st.WriteBytes)
+				rows[i] = st.Misc.values(row)
+			}
+			return rows
+		},
+		truncate: func(s *Schema) {
+			for _, n := range append([]string{name}, implied...) {
+				if fn := ioRaw[n]; fn != nil {
+					s.ioBase[n] = ioBaselineOf(fn(s))
+				}
+			}
+		},
+	})
+	ioRaw[name] = raw
+}
+
+// waitClasses returns the classes whose events are waits.
+func (s *Schema) waitClasses() []*Class {
+	var out []*Class
+	for _, c := range s.Classes() {
+		if c.kind.IsWait() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// instanceStats returns, by class index, the statistics of the live
+// instances plus those of destroyed ones.
+func (s *Schema) instanceStats() []StatRow {
+	classes := s.Classes()
+	out := make([]StatRow, len(classes))
+	for i := range out {
+		out[i] = s.destroyed[i].load()
+	}
+	for _, c := range []*Container[syncInstance]{s.mutexes, s.rwlocks, s.conds} {
+		for _, r := range c.All() {
+			if ci := int(r.value.class.Load()); ci < len(out) {
+				out[ci].add(r.value.stat.load())
+				out[ci].add(r.value.shared.load())
+			}
+		}
+	}
+	for _, c := range []*Container[ioInstance]{s.fileInsts, s.socketInsts} {
+		for _, r := range c.All() {
+			if ci := int(r.value.class.Load()); ci < len(out) {
+				out[ci].add(r.value.load().All())
+			}
+		}
+	}
+	return out
+}
+
+// threadStats returns a thread's statistics by class index.
+func (t *Thread) threadStats(n int) []StatRow {
+	out := make([]StatRow, n)
+	st := *t.stats.Load()
+	for i := range min(n, len(st)) {
+		out[i] = st[i].load()
+	}
+	return out
+}
+
+// actorStats returns an account, user or host row's stored statistics.
+func (r *actorRow) actorStats(n int) []StatRow {
+	out := make([]StatRow, n)
+	w := *r.waits.Load()
+	for i := range min(n, len(w)) {
+		out[i] = w[i].load()
+	}
+	return out
+}
+
+func init() {
+	summaryDef("events_waits_summary_global_by_event_name", []any{"EVENT_NAME", ColString},
+		func(s *Schema) []statEntry {
+			inst := s.instanceStats()
+			n := len(inst)
+			ended := *s.threadsEnded.Load()
+			var live [][]StatRow
+			for _, t := range s.liveThreads() {
+				live = append(live, t.threadStats(n))
+			}
+			var out []statEntry
+			for _, c := range s.waitClasses() {
+				st := inst[c.index]
+				if c.kind == KindIdle { // no instances: threads carry it
+					st = StatRow{}
+					if c.index < len(ended) {
+						st = ended[c.index].load()
+					}
+					for _, l := range live {
+						st.add(l[c.index])
+					}
+				}
+				out = append(out, statEntry{key: c.name, lead: Row{c.name}, stat: st})
+			}
+			return out
+		},
+		"events_waits_summary_by_instance", "events_waits_summary_by_thread_by_event_name",
+		"events_waits_summary_by_account_by_event_name", "events_waits_summary_by_user_by_event_name",
+		"events_waits_summary_by_host_by_event_name")
+
+	summaryDef("events_waits_summary_by_thread_by_event_name", []any{"THREAD_ID", ColUint, "EVENT_NAME", ColString},
+		func(s *Schema) []statEntry {
+			classes := s.waitClasses()
+			n := len(s.Classes())
+			var out []statEntry
+			for _, t := range s.liveThreads() {
+				st := t.threadStats(n)
+				for _, c := range classes {
+					out = append(out, statEntry{key: strconv.FormatUint(t.id, 10) + "/" + c.name, lead: Row{t.id, c.name}, stat: st[c.index]})
+				}
+			}
+			return out
+		})
+
+	summaryDef("events_waits_summary_by_account_by_event_name", []any{"USER", ColString, "HOST", ColString, "EVENT_NAME", ColString},
+		func(s *Schema) []statEntry {
+			return s.actorSummary(s.accounts, func(t *Thread) *actorRow { return t.acct }, nil,
+				func(r *actorRow) Row { return Row{r.user, r.host} })
+		})
+	summaryDef("events_waits_summary_by_user_by_event_name", []any{"USER", ColString, "EVENT_NAME", ColString},
+		func(s *Schema) []statEntry {
+			return s.actorSummary(s.users, func(t *Thread) *actorRow { return t.usr },
+				func(a *actorRow) accountKey { return accountKey{user: a.user} },
+				func(r *actorRow) Row { return Row{r.user} })
+		})
+	summaryDef("events_waits_summary_by_host_by_event_name", []any{"HOST", ColString, "EVENT_NAME", ColString},
+		func(s *Schema) []statEntry {
+			return s.actorSummary(s.hosts, func(t *Thread) *actorRow { return t.hst },
+				func(a *actorRow) accountKey { return accountKey{host: a.host} },
+				func(r *actorRow) Row { return Row{r.host} })
+		})
+
+	summaryDef("events_waits_summary_by_instance", []any{"EVENT_NAME", ColString, "OBJECT_INSTANCE_BEGIN", ColUint},
+		func(s *Schema) []statEntry {
+			classes := s.Classes()
+			var out []statEntry
+			add := func(ci uint64, id uint64, st StatRow) {
+				if ci < uint64(len(classes)) {
+					out = append(out, statEntry{key: strconv.FormatUint(id, 10), lead: Row{classes[ci].name, id}, stat: st})
+				}
+			}
+			for _, c := range []*Container[syncInstance]{s.mutexes, s.rwlocks, s.conds} {
+				type snap struct {
+					ci, id uint64
+					st     StatRow
+				}
+				for _, v := range AppendRows(c, nil, func(d *snap, _ uint64, r *syncInstance) {
+					d.ci, d.id = r.class.Load(), r.id.Load()
+					d.st = r.stat.load()
+					d.st.add(r.shared.load())
+				}) {
+					add(v.ci, v.id, v.st)
+				}
+			}
+			for _, c := range []*Container[ioInstance]{s.fileInsts, s.socketInsts} {
+				type snap struct {
+					ci, id uint64
+					st     StatRow
+				}
+				for _, v := range AppendRows(c, nil, func(d *snap, _ uint64, r *ioInstance) {
+					d.ci, d.id, d.st = r.class.Load(), r.id.Load(), r.load().All()
+				}) {
+					add(v.ci, v.id, v.st)
+				}
+			}
+			return out
+		})
+}
+
+// actorSummary computes a by_account/by_user/by_host summary: each row's
+// stored statistics (threads that ended under it), plus its live threads,
+// plus, for users and hosts, the stored statistics of their accounts.
+func (s *Schema) actorSummary(m map[accountKey]*actorRow, of func(*Thread) *actorRow,
+	parent func(account *actorRow) accountKey, lead func(*actorRow) Row) []statEntry {
+	n := len(s.Classes())
+	rows := s.actorSnapshot(m)
+	sums := map[*actorRow][]StatRow{}
+	for _, r := range rows {
+		sums[r] = r.actorStats(n)
+	}
+	addTo := func(r *actorRow, st []StatRow) {
+		if sum, ok := sums[r]; ok {
+			for i := range st {
+				sum[i].add(st[i])
+			}
+		}
+	}
+	if parent != nil {
+		byKey := map[accountKey]*actorRow{}
+		for _, r := range rows {
+			byKey[accountKey{r.user, r.host}] = r
+		}
+		for _, a := range s.actorSnapshot(s.accounts) {
+			if r := byKey[parent(a)]; r != nil {
+				addTo(r, a.actorStats(n))
+			}
+		}
+	}
+	for _, t := range s.liveThreads() {
+		if r := of(t); r != nil {
+			addTo(r, t.threadStats(n))
+		}
+	}
+	classes := s.waitClasses()
+	var out []statEntry
+	for _, r := range rows {
+		for _, c := range classes {
+			out = append(out, statEntry{key: r.user + "@" + r.host + "/" + c.name, lead: append(lead(r), c.name), stat: sums[r][c.index]})
+		}
+	}
+	return out
+}
