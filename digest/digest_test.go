@@ -235,3 +235,14 @@ func TestShortKeywords(t *testing.T) {
 		t.Errorf("upperWord: %x", upperWord(0x7a61407b5b605a41))
 	}
 }
+
+func TestIsASCII(t *testing.T) {
+	for s, want := range map[string]bool{
+		"": true, "abc": true, "SELECT * FROM t WHERE a = 1": true,
+		"é": false, "SELECT * FROM t WHERE a = 'é'": false, "abcdefgh\x80": false, "\x80abcdefgh": false,
+	} {
+		if got := isASCII(s); got != want {
+			t.Errorf("isASCII(%q) = %v", s, got)
+		}
+	}
+}

@@ -57,7 +57,10 @@ func initRender() {
 // Every token is written with its trailing space, and the last space is cut
 // at the end; this prints exactly what MySQL's "space before the next
 // token" rule prints, with fewer branches.
-func renderText(dst, toks []byte) []byte {
+//
+// ascii promises that every identifier in toks is ASCII (the statement was),
+// which skips the utf8mb3 checks.
+func renderText(dst, toks []byte, ascii bool) []byte {
 	base := len(dst)
 	need := base + len(toks)*maxTextPerByte + 16
 	if cap(dst) < need {
@@ -87,11 +90,7 @@ func renderText(dst, toks []byte) []byte {
 				spaced = false
 				continue
 			}
-			ascii := byte(0)
-			for _, c := range name {
-				ascii |= c
-			}
-			if n == 0 || ascii >= 0x80 && !utf8mb3(name) {
+			if n == 0 || !ascii && !utf8mb3(name) {
 				continue // MySQL skips what it cannot convert to utf8mb3
 			}
 			out[w] = '`'
@@ -143,6 +142,24 @@ func utf8mb3(b []byte) bool {
 			return false
 		}
 		i += size
+	}
+	return true
+}
+
+// isASCII reports whether s has no byte >= 0x80, eight bytes at a time.
+func isASCII(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if w&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
 	}
 	return true
 }
