@@ -63,6 +63,10 @@ func (o *syncObject) on() bool {
 // of pfscore's wait path (see the package benchmarks).
 type Mutex struct {
 	mu sync.Mutex
+	// owned is set by a holder that recorded LOCKED_BY_THREAD_ID, so that
+	// Unlock clears it only then. The mutex itself guards it: only the
+	// holder reads or writes it.
+	owned bool
 	syncObject
 }
 
@@ -101,6 +105,7 @@ func (m *Mutex) lockSlow(t *Thread) {
 	m.mu.Lock()
 	w.EndWait(-1)
 	m.inst.SetOwner(t)
+	m.owned = true
 }
 
 // TryLock tries to lock m and reports whether it succeeded; the attempt is
@@ -119,13 +124,15 @@ func (m *Mutex) tryLock(t *Thread) bool {
 	w.EndWait(-1)
 	if ok {
 		m.inst.SetOwner(t)
+		m.owned = true
 	}
 	return ok
 }
 
 // Unlock unlocks m.
 func (m *Mutex) Unlock() {
-	if m.inst != nil {
+	if m.owned {
+		m.owned = false
 		m.inst.ClearOwner()
 	}
 	m.mu.Unlock()

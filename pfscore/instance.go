@@ -49,7 +49,9 @@ type ioInstance struct {
 	class  owned.Uint64
 	name   owned.Uint64 // interned FILE_NAME, or the socket's address
 	source owned.Uint64
-	thread owned.Uint64 // socket: THREAD_ID of the owner; 0 for none
+	// thread is a socket's THREAD_ID (0 for none). Any goroutine using the
+	// socket may set it, so it is an atomic, not an owned cell.
+	thread atomic.Uint64
 	port   owned.Uint64 // socket: PORT
 	ip     owned.Uint64 // socket: interned IP
 	// open is OPEN_COUNT for a file; for a socket, 1 while ACTIVE (in an

@@ -193,7 +193,7 @@ func (s *Schema) newIOInstance(c *Container[ioInstance], class *Class, name, sou
 	v.class.Set(uint64(class.index))
 	v.name.Set(f.name)
 	v.source.Set(f.source)
-	v.thread.Set(0)
+	v.thread.Store(0)
 	v.port.Set(0)
 	v.ip.Set(0)
 	v.open.Store(0)
@@ -228,8 +228,11 @@ func (f *IOInstance) Class() *Class { return f.class }
 
 // BeginWait starts an I/O wait on the instance. It returns false if the
 // class or the object (setup_objects) is off.
+//
+// A destroyed instance records nothing: BeginWait returns false, so a late
+// operation cannot write into a record another instance reuses.
 func (f *IOInstance) BeginWait(w *WaitState, t *Thread, op Operation) bool {
-	if !f.class.On() {
+	if !f.class.On() || f.freed.Load() {
 		return false
 	}
 	fl := f.rec.value.flags.Load()
@@ -246,15 +249,20 @@ func (f *IOInstance) BeginWait(w *WaitState, t *Thread, op Operation) bool {
 	return true
 }
 
-// AddOpen adds delta to a file's OPEN_COUNT.
-func (f *IOInstance) AddOpen(delta int64) { f.rec.value.open.Add(delta) }
+// AddOpen adds delta to a file's OPEN_COUNT; on a destroyed instance it does
+// nothing.
+func (f *IOInstance) AddOpen(delta int64) {
+	if !f.freed.Load() {
+		f.rec.value.open.Add(delta)
+	}
+}
 
 // SetSocketState records a socket's owner thread and whether it is in an
 // I/O (ACTIVE) or not (IDLE).
 func (f *IOInstance) SetSocketState(t *Thread, active bool) {
 	v := &f.rec.value
 	if id := t.ID(); v.thread.Load() != id {
-		v.thread.Set(id)
+		v.thread.Store(id)
 	}
 	var n int64
 	if active {
