@@ -182,6 +182,9 @@ func TestParseSQLMode(t *testing.T) {
 	if m, err := ParseSQLMode("ANSI"); err != nil || m != ANSIQuotes|PipesAsConcat|IgnoreSpace {
 		t.Errorf("ANSI = %v, %v", m, err)
 	}
+	if got := (ANSIQuotes | IgnoreSpace).String(); got != "ANSI_QUOTES,IGNORE_SPACE" {
+		t.Errorf("String() = %q", got)
+	}
 	if _, err := ParseSQLMode("NOPE"); err == nil {
 		t.Error("unknown flag accepted")
 	}
@@ -243,6 +246,49 @@ func TestIsASCII(t *testing.T) {
 	} {
 		if got := isASCII(s); got != want {
 			t.Errorf("isASCII(%q) = %v", s, got)
+		}
+	}
+}
+
+// TestStatementDigestConcurrentSafe runs the pooled package functions from
+// many goroutines at once and compares with a sequential Normalizer.
+func TestStatementDigestConcurrentSafe(t *testing.T) {
+	cases := loadMySQLCases(t)
+	want := make([]string, len(cases))
+	wantD := make([]Digest, len(cases))
+	n := New()
+	for i, c := range cases {
+		r := n.Normalize(c.SQL)
+		want[i], wantD[i] = string(r.Text), r.Digest
+	}
+	goroutines, rounds := 8, 20
+	if testing.Short() {
+		rounds = 2
+	}
+	start := make(chan struct{})
+	errs := make(chan string, goroutines)
+	for g := 0; g < goroutines; g++ {
+		go func() {
+			<-start
+			for r := 0; r < rounds; r++ {
+				for i, c := range cases {
+					if got := StatementDigestText(c.SQL); got != want[i] {
+						errs <- c.SQL + ": " + got
+						return
+					}
+					if StatementDigest(c.SQL) != wantD[i] {
+						errs <- c.SQL + ": digest differs"
+						return
+					}
+				}
+			}
+			errs <- ""
+		}()
+	}
+	close(start)
+	for g := 0; g < goroutines; g++ {
+		if e := <-errs; e != "" {
+			t.Error(e)
 		}
 	}
 }

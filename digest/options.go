@@ -39,6 +39,17 @@ const (
 	IgnoreSpace
 )
 
+// String returns the flags as sql_mode spells them, comma-separated.
+func (m SQLMode) String() string {
+	var names []string
+	for _, n := range sqlModeNames[:5] {
+		if m&n.mode != 0 {
+			names = append(names, n.name)
+		}
+	}
+	return strings.Join(names, ",")
+}
+
 var sqlModeNames = []struct {
 	name string
 	mode SQLMode
