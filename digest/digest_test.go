@@ -15,6 +15,7 @@ func TestDigestText(t *testing.T) {
 	}{
 		{"binary minus stays, unary after = stays", "SELECT * FROM t WHERE a = -1 AND b - 1 > 0", "SELECT * FROM `t` WHERE `a` = - ? AND `b` - ? > ?", nil},
 		{"unary after SELECT folds", "SELECT -1, +2, - - 3", "SELECT ?, ...", nil},
+		{"unary versus binary", "SELECT a=-1, (-2), 1+-3, 1=-4", "SELECT `a` = - ? , (?) , ? + ?, ... = - ?", nil},
 		{"not a comment without space", "SELECT 1 --1", "SELECT ? - ?", nil},
 		{"number forms", "SELECT 1.5e10, .5, 0x1F, X'1F', b'101', 0b11, 1e-3, 18446744073709551616", "SELECT ?, ...", nil},
 		{"string forms", `SELECT 'a''b', "c\"d", N'x', _utf8mb4'y', _binary 0x00`, "SELECT ?, ... , (_charset) ? , (_charset) ?", nil},
@@ -69,6 +70,8 @@ func TestDigestText(t *testing.T) {
 		// Shapes seen in digests published from real servers.
 		{"session variable", "SELECT @@session.transaction_read_only", "SELECT @@SESSION . `transaction_read_only`", nil},
 		{"set autocommit", "SET autocommit=1", "SET `autocommit` = ?", nil},
+		{"mysql client greeting", "select @@version_comment limit 1", "SELECT @@`version_comment` LIMIT ?", nil},
+		{"function that is no keyword", "SELECT version(), now()", "SELECT `version` ( ) , NOW ( )", nil},
 		{"current_timestamp prints as NOW", "UPDATE t SET update_time = CURRENT_TIMESTAMP, n = COALESCE(n, 0) + 1 WHERE id = 7", "UPDATE `t` SET `update_time` = NOW , `n` = COALESCE ( `n` , ? ) + ? WHERE `id` = ?", nil},
 		{"non-reserved keywords as names", "SELECT id, username, password, status, type FROM users", "SELECT `id` , `username` , PASSWORD , STATUS , TYPE FROM `users`", nil},
 		{"interval units", "SELECT NOW() + INTERVAL 1 QUARTER, NOW() - INTERVAL 7 DAY", "SELECT NOW ( ) + INTERVAL ? SQL_TSI_QUARTER , NOW ( ) - INTERVAL ? SQL_TSI_DAY", nil},
