@@ -11,9 +11,10 @@ import (
 func literalSpans(sql string, opts ...Option) [][2]int {
 	n := New(opts...)
 	var spans [][2]int
-	n.lx.literals = &spans
+	lx := n.tk.(*mysqlLexer)
+	lx.literals = &spans
 	n.tokenize(sql)
-	n.lx.literals = nil
+	lx.literals = nil
 	return spans
 }
 

@@ -107,7 +107,15 @@ func (l *mysqlLexer) reset(src string, st *stream, mode SQLMode, serverVersion i
 	*l = mysqlLexer{src: src, st: st, mode: mode, serverVersion: serverVersion}
 }
 
-// run lexes the whole statement into l.st.
+// tokenize lexes the whole statement into st.
+func (l *mysqlLexer) tokenize(sql string, st *stream, cfg *config) {
+	literals := l.literals
+	l.reset(sql, st, cfg.sqlMode, cfg.serverVersion)
+	l.literals = literals
+	l.run()
+}
+
+// run lexes the rest of the statement into l.st.
 func (l *mysqlLexer) run() {
 	for !l.st.full && l.next() {
 	}

@@ -61,7 +61,7 @@ type Result struct {
 // or take them from a sync.Pool (the package-level functions do).
 type Normalizer struct {
 	cfg  config
-	lx   mysqlLexer
+	tk   tokenizer // the dialect's lexer
 	st   stream
 	text []byte
 }
@@ -69,6 +69,7 @@ type Normalizer struct {
 // New returns a Normalizer configured by opts.
 func New(opts ...Option) *Normalizer {
 	n := &Normalizer{cfg: newConfig(opts)}
+	n.tk = n.cfg.dialect.newTokenizer()
 	n.st.reset(n.cfg.maxDigestLength)
 	n.text = make([]byte, 0, 256)
 	return n
@@ -109,8 +110,7 @@ func (n *Normalizer) tokenize(sql string) {
 	if n.st.max == 0 {
 		return
 	}
-	n.lx.reset(sql, &n.st, n.cfg.sqlMode, n.cfg.serverVersion)
-	n.lx.run()
+	n.tk.tokenize(sql, &n.st, &n.cfg)
 }
 
 // Package-level convenience, backed by a pool of default Normalizers.
