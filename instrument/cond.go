@@ -37,6 +37,18 @@ func (c *Cond) Wait() { c.wait(nil) }
 // not return early when ctx is done: sync.Cond cannot.
 func (c *Cond) WaitCtx(ctx context.Context) { c.wait(ThreadFromContext(ctx)) }
 
+// For returns c bound to thread t: its Wait attributes the wait to t.
+func (c *Cond) For(t *Thread) BoundCond { return BoundCond{c, t} }
+
+// A BoundCond is a Cond bound to a thread.
+type BoundCond struct {
+	c *Cond
+	t *Thread
+}
+
+// Wait is Cond.Wait, attributed to the bound thread.
+func (b BoundCond) Wait() { b.c.wait(b.t) }
+
 func (c *Cond) wait(t *Thread) {
 	if !c.on() {
 		c.c.Wait()

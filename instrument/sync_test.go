@@ -1,0 +1,266 @@
+package instrument
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/otelpfs/otelpfs/pfscore"
+)
+
+func syncSchema(t testing.TB) *pfscore.Schema {
+	t.Helper()
+	s, err := pfscore.New(pfscore.WithoutEnvironment(),
+		pfscore.WithConsumer(pfscore.ConsumerEventsWaitsCurrent, true),
+		pfscore.WithConsumer(pfscore.ConsumerEventsWaitsHistory, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// rowsWhere returns the rows of a table whose named columns have the given
+// values, as column-name maps.
+func rowsWhere(t testing.TB, s *pfscore.Schema, table string, kv ...any) []map[string]any {
+	t.Helper()
+	res, err := s.Select(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, r := range res.Rows {
+		m := map[string]any{}
+		for i, c := range res.Columns {
+			m[c.Name] = r[i]
+		}
+		ok := true
+		for i := 0; i < len(kv); i += 2 {
+			if m[kv[i].(string)] != kv[i+1] {
+				ok = false
+			}
+		}
+		if ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func TestMutexInstance(t *testing.T) {
+	s := syncSchema(t)
+	m := NewMutex("wait/synch/mutex/test/cache", WithSchema(s))
+	th := NewThread("thread/test/worker", WithSchema(s))
+	defer th.End()
+
+	m.For(th).Lock()
+	rows := rowsWhere(t, s, "mutex_instances", "NAME", "wait/synch/mutex/test/cache")
+	if len(rows) != 1 || rows[0]["LOCKED_BY_THREAD_ID"] != th.ID() {
+		t.Fatalf("mutex_instances while held: %v", rows)
+	}
+	m.Unlock()
+	rows = rowsWhere(t, s, "mutex_instances", "NAME", "wait/synch/mutex/test/cache")
+	if rows[0]["LOCKED_BY_THREAD_ID"] != nil {
+		t.Errorf("LOCKED_BY_THREAD_ID after Unlock: %v", rows[0]["LOCKED_BY_THREAD_ID"])
+	}
+	if !m.TryLock() || m.TryLock() {
+		t.Fatalf("TryLock semantics broken")
+	}
+	held := true // a critical section
+	m.Unlock()
+	_ = held
+	st := rowsWhere(t, s, "events_waits_summary_by_instance", "EVENT_NAME", "wait/synch/mutex/test/cache")
+	if len(st) != 1 || st[0]["COUNT_STAR"] != uint64(3) { // lock, try_lock ok, try_lock failed
+		t.Errorf("by_instance: %v", st)
+	}
+	// SOURCE is where the mutex was made.
+	ev := s.EventsWaitsCurrent()
+	if len(ev) != 1 || ev[0].Source == "" || ev[0].Source[:len("sync_test.go")] != "sync_test.go" {
+		t.Errorf("SOURCE = %+v", ev)
+	}
+}
+
+func TestMutexExcludes(t *testing.T) {
+	s := syncSchema(t)
+	m := NewMutex("wait/synch/mutex/test/counter", WithSchema(s))
+	n := 0
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			th := NewThread("thread/test/worker", WithSchema(s))
+			defer th.End()
+			for range 1000 {
+				if g%2 == 0 {
+					m.For(th).Lock()
+				} else {
+					m.Lock()
+				}
+				n++
+				m.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if n != 4000 {
+		t.Fatalf("mutual exclusion broken: %d", n)
+	}
+	if c := rowsWhere(t, s, "events_waits_summary_global_by_event_name", "EVENT_NAME", "wait/synch/mutex/test/counter")[0]["COUNT_STAR"]; c != uint64(4000) {
+		t.Errorf("COUNT_STAR = %v, want 4000 (the mutex serializes its statistics)", c)
+	}
+}
+
+func TestRWMutexInstance(t *testing.T) {
+	s := syncSchema(t)
+	rw := NewRWMutex("wait/synch/rwlock/test/table", WithSchema(s))
+	th := NewThread("thread/test/worker", WithSchema(s))
+	defer th.End()
+	rw.RLock()
+	rw.For(th).RLock()
+	rows := rowsWhere(t, s, "rwlock_instances", "NAME", "wait/synch/rwlock/test/table")
+	if len(rows) != 1 || rows[0]["READ_LOCKED_BY_COUNT"] != uint64(2) || rows[0]["WRITE_LOCKED_BY_THREAD_ID"] != nil {
+		t.Fatalf("rwlock_instances with two readers: %v", rows)
+	}
+	if rw.TryLock() {
+		t.Fatal("TryLock succeeded under readers")
+	}
+	rw.RUnlock()
+	rw.RUnlock()
+	rw.For(th).Lock()
+	n := 1 // a critical section
+	rows = rowsWhere(t, s, "rwlock_instances", "NAME", "wait/synch/rwlock/test/table")
+	if rows[0]["WRITE_LOCKED_BY_THREAD_ID"] != th.ID() || rows[0]["READ_LOCKED_BY_COUNT"] != uint64(0) {
+		t.Fatalf("rwlock_instances with a writer: %v", rows)
+	}
+	rw.Unlock()
+	_ = n
+	var ops []pfscore.Operation
+	for _, e := range s.EventsWaitsHistory() {
+		ops = append(ops, e.Operation)
+	}
+	if len(ops) != 2 || ops[0] != pfscore.OpReadLock || ops[1] != pfscore.OpWriteLock {
+		t.Errorf("history operations: %v", ops)
+	}
+	if c := rowsWhere(t, s, "events_waits_summary_by_instance", "EVENT_NAME", "wait/synch/rwlock/test/table")[0]["COUNT_STAR"]; c != uint64(4) {
+		t.Errorf("by_instance COUNT_STAR %v, want 4 (rlock, rlock, try_write_lock, write_lock)", c)
+	}
+	l := rw.RLocker()
+	l.Lock()
+	n++
+	l.Unlock()
+	if n != 2 {
+		t.Fatal(n)
+	}
+}
+
+func TestCondWait(t *testing.T) {
+	s := syncSchema(t)
+	mu := NewMutex("wait/synch/mutex/test/queue", WithSchema(s))
+	c := NewCond(mu, "wait/synch/cond/test/queue_ready", WithSchema(s))
+	th := NewThread("thread/test/consumer", WithSchema(s))
+	defer th.End()
+	ready := false
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		mu.For(th).Lock()
+		for !ready {
+			c.For(th).Wait()
+		}
+		mu.Unlock()
+	}()
+	time.Sleep(10 * time.Millisecond) // let the consumer wait; correctness does not depend on it
+	mu.Lock()
+	ready = true
+	c.Broadcast()
+	mu.Unlock()
+	<-done
+	rows := rowsWhere(t, s, "events_waits_summary_by_thread_by_event_name", "THREAD_ID", th.ID(), "EVENT_NAME", "wait/synch/cond/test/queue_ready")
+	if len(rows) != 1 || rows[0]["COUNT_STAR"].(uint64) < 1 {
+		t.Errorf("cond waits of the thread: %v", rows)
+	}
+	if len(rowsWhere(t, s, "cond_instances", "NAME", "wait/synch/cond/test/queue_ready")) != 1 {
+		t.Errorf("cond_instances lacks the cond")
+	}
+}
+
+func TestIdle(t *testing.T) {
+	s := syncSchema(t)
+	th := NewThread("thread/test/worker", WithSchema(s))
+	defer th.End()
+	iw := StartIdle(th)
+	iw.End()
+	iw.End() // twice is harmless
+	none := StartIdle(nil)
+	none.End()
+	rows := rowsWhere(t, s, "events_waits_summary_by_thread_by_event_name", "THREAD_ID", th.ID(), "EVENT_NAME", "idle")
+	if len(rows) != 1 || rows[0]["COUNT_STAR"] != uint64(1) {
+		t.Errorf("idle: %v", rows)
+	}
+}
+
+func TestUninstrumented(t *testing.T) {
+	n := 0
+	var zero Mutex // the zero value is a plain mutex
+	zero.Lock()
+	n++
+	zero.Unlock()
+	bad := NewMutex("not/a/valid name")
+	bad.Lock()
+	n++
+	bad.Unlock()
+	wrongKind := NewMutex("wait/synch/rwlock/test/x", WithSchema(syncSchema(t)))
+	wrongKind.Lock()
+	n++
+	wrongKind.Unlock()
+	var rw RWMutex
+	rw.RLock()
+	n++
+	rw.RUnlock()
+	if n != 4 {
+		t.Fatal(n)
+	}
+	if NewThread("bad name") != nil {
+		t.Errorf("a bad thread name gives a thread")
+	}
+}
+
+func TestSyncZeroAllocs(t *testing.T) {
+	s := syncSchema(t)
+	m := NewMutex("wait/synch/mutex/test/alloc", WithSchema(s))
+	rw := NewRWMutex("wait/synch/rwlock/test/alloc", WithSchema(s))
+	th := NewThread("thread/test/worker", WithSchema(s))
+	defer th.End()
+	n := 0 // the critical sections' work
+	for name, f := range map[string]func(){
+		"Mutex": func() {
+			m.Lock()
+			n++
+			m.Unlock()
+		},
+		"Mutex.For": func() {
+			h := m.For(th)
+			h.Lock()
+			n++
+			h.Unlock()
+		},
+		"RWMutex.RLock": func() {
+			h := rw.For(th)
+			h.RLock()
+			n++
+			h.RUnlock()
+		},
+		"RWMutex.Lock": func() {
+			h := rw.For(th)
+			h.Lock()
+			n++
+			h.Unlock()
+		},
+		"idle": func() { iw := StartIdle(th); iw.End() },
+	} {
+		f() // the first use grows the thread's statistics
+		if a := testing.AllocsPerRun(100, f); a != 0 {
+			t.Errorf("%s: %v allocs per run, want 0", name, a)
+		}
+	}
+}
