@@ -33,6 +33,78 @@
 // Memory: each container reports its pages as
 // memory/performance_schema/<name> (Container.Stats).
 //
+// # Setup
+//
+// A Schema's behaviour is set by its setup tables, as in MySQL, at start-up
+// (options and the OTELPFS_INSTRUMENT and OTELPFS_CONSUMER environment
+// variables; see New) and at run time (UpdateInstruments, UpdateConsumers,
+// the setup_actors, setup_objects and setup_threads methods, SetupTimers).
+// A change is seen by the next event that starts; an event that started
+// enabled ends enabled. Instrument classes register by name (Register) and
+// get a dense index: summaries are slices indexed by it.
+//
+// # The wait path
+//
+// Instruments (package instrument) call SyncInstance.BeginWait,
+// IOInstance.BeginWait or Schema.BeginIdle, run the operation, and call
+// WaitState.EndWait. BeginWait is one atomic load when the class is off.
+// When it is on, the event reads the setup_timers timer, fills the thread's
+// current row, and at its end adds its wait to the instance's and the
+// thread's statistics and appends the row to the history rings whose
+// consumers are on. Nothing on the path allocates or takes a lock.
+//
+// Threads are explicit (NewThread); one goroutine drives a thread at a time.
+// Instances are records in containers per family, freed by Destroy (package
+// instrument does it when the instrumented object is garbage collected).
+// Global summaries are computed on read from the instances, the live
+// threads, and the roll-ups of destroyed instances and ended threads, so no
+// counter on the provider path is shared by unrelated goroutines.
+//
+// # Tables
+//
+// Select returns a snapshot of any table by name; TableNames lists them.
+// TestDocListsEveryTable keeps this list true.
+//
+//	setup_instruments, setup_consumers, setup_actors, setup_objects,
+//	setup_threads, setup_timers, performance_timers
+//	threads, accounts, users, hosts
+//	events_waits_current, events_waits_history, events_waits_history_long
+//	events_waits_summary_global_by_event_name,
+//	events_waits_summary_by_thread_by_event_name,
+//	events_waits_summary_by_account_by_event_name,
+//	events_waits_summary_by_user_by_event_name,
+//	events_waits_summary_by_host_by_event_name,
+//	events_waits_summary_by_instance
+//	mutex_instances, rwlock_instances, cond_instances, file_instances,
+//	socket_instances
+//	file_summary_by_event_name, file_summary_by_instance,
+//	socket_summary_by_event_name, socket_summary_by_instance
+//	global_status (the Performance_schema_*_lost counters)
+//
+// TRUNCATE TABLE (Truncate) has MySQL's effects where MySQL allows it: the
+// history tables empty; a summary restarts from zero, and truncating a
+// global summary restarts the summaries beneath it; accounts, users and
+// hosts lose their rows without connections. It is done on the reader's
+// side (ring bases, summary baselines) and never touches a record, so it
+// costs the provider nothing.
+//
+// # Differences from MySQL
+//
+//   - After TRUNCATE of a summary, MIN_TIMER_WAIT and MAX_TIMER_WAIT may
+//     still reflect events from before it, until the row is truncated with
+//     no event since (counts and sums are exact).
+//   - TRUNCATE of a by_account/by_user/by_host summary restarts its rows
+//     but does not remove rows of accounts without connections (TRUNCATE
+//     accounts does).
+//   - SOURCE is where the instrumented object was created, captured once,
+//     not the call site of each event: a stack walk per event would cost
+//     more than the event.
+//   - setup_objects has two more OBJECT_TYPEs, FILE (OBJECT_SCHEMA the
+//     directory, OBJECT_NAME the base name) and SOCKET (the network and the
+//     address).
+//   - setup_timers is kept, as in MySQL 5.7, with its idle default of
+//     MICROSECOND.
+//
 // # Imports
 //
 // pfscore imports the standard library and otelpfs's leaves (hwclock, rings,

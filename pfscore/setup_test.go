@@ -2,6 +2,7 @@ package pfscore
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 )
@@ -330,5 +331,39 @@ func TestSetupThreads(t *testing.T) {
 	}
 	if got := (PropSingleton | PropGlobalStatistics).String(); got != "singleton,global_statistics" {
 		t.Errorf("Properties.String() = %q", got)
+	}
+}
+
+// TestDocListsEveryTable keeps doc.go's table catalog and the defined
+// tables in step.
+func TestDocListsEveryTable(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(doc), "// # Tables")
+	j := strings.Index(string(doc), "// # Differences from MySQL")
+	if i < 0 || j < i {
+		t.Fatal("doc.go lacks its # Tables section")
+	}
+	listed := map[string]bool{}
+	for _, w := range strings.FieldsFunc(string(doc[i:j]), func(r rune) bool {
+		return !(r == '_' || r >= 'a' && r <= 'z')
+	}) {
+		listed[w] = true
+	}
+	s := newTestSchema(t)
+	for _, name := range s.TableNames() {
+		if !listed[name] {
+			t.Errorf("table %s is not listed in doc.go", name)
+		}
+		delete(listed, name)
+	}
+	for w := range listed {
+		if strings.Contains(w, "_") && !strings.HasPrefix(w, "_") && !strings.HasSuffix(w, "_") {
+			if _, err := s.Select(w); err != nil {
+				t.Errorf("doc.go lists %s, which is not a table", w)
+			}
+		}
 	}
 }
