@@ -221,6 +221,9 @@ func (l *mysqlLexer) emitIdent(s, e int, quote byte) bool {
 // where an expression is expected), NOT under HIGH_NOT_PRECEDENCE, WITH
 // ROLLUP (one token), and the keywords optimizer hints may follow.
 func (l *mysqlLexer) emitKeyword(t uint16) bool {
+	if tokFlags[t]&flagSpecial == 0 {
+		return l.emitTok(t)
+	}
 	switch t {
 	case kwNull:
 		if l.pendingWith {

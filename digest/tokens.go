@@ -60,6 +60,7 @@ const (
 	flagAppendSpace uint8 = 1 << iota // print a space after the token
 	flagStartExpr                     // an expression may follow: a sign after it is unary
 	flagHintable                      // optimizer hints may follow (SELECT, INSERT, ...)
+	flagSpecial                       // the lexer has a rule for it (NULL, NOT, WITH, ROLLUP, hintable)
 )
 
 var (
@@ -124,6 +125,14 @@ func init() {
 	kwNull = mustKeyword("NULL")
 	kwNot = mustKeyword("NOT")
 	kwIn = mustKeyword("IN")
+	for _, t := range []uint16{kwNull, kwNot, kwWith, kwRollup} {
+		tokFlags[t] |= flagSpecial
+	}
+	for t := range tokFlags {
+		if tokFlags[t]&flagHintable != 0 {
+			tokFlags[t] |= flagSpecial
+		}
+	}
 	initRender()
 
 	// A NULL keyword is the literal NULL (and becomes ?) when it follows a
