@@ -81,6 +81,21 @@ func NewMutex(name string, opts ...Option) *Mutex {
 	return m
 }
 
+// Init instruments a Mutex declared as a value (a struct field, say) as
+// NewMutex would. Call it once, before the mutex is used; a Mutex that is
+// never initialized works uninstrumented.
+//
+//	type cache struct {
+//		mu instrument.Mutex
+//		m  map[string]string
+//	}
+//	c := &cache{}
+//	c.mu.Init("wait/synch/mutex/app/cache")
+func (m *Mutex) Init(name string, opts ...Option) {
+	m.init(name, pfscore.KindMutex, 1, opts)
+	freeWithOwner(m, m.inst)
+}
+
 // Lock locks m.
 func (m *Mutex) Lock() { m.lock(nil) }
 

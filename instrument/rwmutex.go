@@ -25,6 +25,13 @@ func NewRWMutex(name string, opts ...Option) *RWMutex {
 	return m
 }
 
+// Init instruments an RWMutex declared as a value, as NewRWMutex would; see
+// Mutex.Init.
+func (rw *RWMutex) Init(name string, opts ...Option) {
+	rw.init(name, pfscore.KindRWLock, 1, opts)
+	freeWithOwner(rw, rw.inst)
+}
+
 // Lock locks rw for writing.
 func (rw *RWMutex) Lock() { rw.lock(nil) }
 
