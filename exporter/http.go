@@ -1,0 +1,407 @@
+package exporter
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/otelpfs/otelpfs/pfscore"
+)
+
+// DefaultPrefix is where Handler serves unless WithPrefix says otherwise.
+const DefaultPrefix = "/debug/pfs"
+
+// MaxBodyBytes bounds the body of a POST; a longer one is refused with 413.
+const MaxBodyBytes = 64 << 10
+
+// A HandlerOption configures Handler.
+type HandlerOption interface {
+	applyHandler(handlerConfig) handlerConfig
+}
+
+type handlerConfig struct {
+	prefix  string
+	changes bool
+}
+
+type handlerOptionFunc func(handlerConfig) handlerConfig
+
+func (f handlerOptionFunc) applyHandler(c handlerConfig) handlerConfig { return f(c) }
+
+func newHandlerConfig(opts []HandlerOption) handlerConfig {
+	c := handlerConfig{prefix: DefaultPrefix}
+	for _, o := range opts {
+		c = o.applyHandler(c)
+	}
+	return c
+}
+
+// WithSetupChanges allows (true) the requests that change something: POST
+// /setup/<table> and POST /tables/NAME/truncate. By default they are
+// refused with 403, and the handler only reads.
+func WithSetupChanges(allowed bool) HandlerOption {
+	return handlerOptionFunc(func(c handlerConfig) handlerConfig { c.changes = allowed; return c })
+}
+
+// WithPrefix sets the path the handler serves under, for a service that
+// mounts it elsewhere than DefaultPrefix ("/debug/pfs"); a trailing slash
+// is ignored, and "" or "/" serves at the root. By default, DefaultPrefix.
+func WithPrefix(prefix string) HandlerOption {
+	return handlerOptionFunc(func(c handlerConfig) handlerConfig {
+		c.prefix = strings.TrimRight(prefix, "/")
+		if c.prefix != "" && !strings.HasPrefix(c.prefix, "/") {
+			c.prefix = "/" + c.prefix
+		}
+		return c
+	})
+}
+
+// Handler returns the /debug/pfs handler over s. Mount it at its prefix:
+//
+//	mux.Handle("/debug/pfs/", exporter.Handler(s))
+//
+// It serves
+//
+//	GET  /debug/pfs/                       the tables and their row counts
+//	GET  /debug/pfs/tables/NAME            one table: format=text|json|html, where, order, limit
+//	POST /debug/pfs/tables/NAME/truncate   TRUNCATE TABLE NAME
+//	POST /debug/pfs/setup/TABLE            an update of a setup table (JSON body)
+//
+// Without a format parameter a page is HTML for a browser (an Accept
+// header naming text/html) and text for anything else. Errors are JSON,
+// {"error": "..."}, with status 400 (a bad request), 403 (changes not
+// allowed, a cross-origin browser request, a refused TRUNCATE), 404 (no
+// such table or path), 405 (wrong method), 409 (a duplicate or full setup
+// table) or 413 (a body over MaxBodyBytes). A refused or bad request
+// changes nothing. See the package documentation for the details.
+//
+// The handler is safe for concurrent use.
+func Handler(s *pfscore.Schema, opts ...HandlerOption) http.Handler {
+	return &handler{s: s, cfg: newHandlerConfig(opts), cop: http.NewCrossOriginProtection()}
+}
+
+type handler struct {
+	s   *pfscore.Schema
+	cfg handlerConfig
+	cop *http.CrossOriginProtection
+}
+
+// httpError is an error with its status.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func errorf(status int, format string, args ...any) error {
+	return &httpError{status, fmt.Sprintf(format, args...)}
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if err := h.serve(w, r); err != nil {
+		writeError(w, err)
+	}
+}
+
+func (h *handler) serve(w http.ResponseWriter, r *http.Request) error {
+	p := h.cfg.prefix
+	rest, ok := strings.CutPrefix(r.URL.Path, p)
+	if !ok || (rest != "" && rest[0] != '/') {
+		return errorf(http.StatusNotFound, "no such path %q: the tables are under %s/", r.URL.Path, p)
+	}
+	switch {
+	case rest == "":
+		if err := allowMethods(w, r, http.MethodGet, http.MethodHead); err != nil {
+			return err
+		}
+		http.Redirect(w, r, p+"/", http.StatusMovedPermanently)
+		return nil
+	case rest == "/" || rest == "/tables" || rest == "/tables/":
+		if err := allowMethods(w, r, http.MethodGet, http.MethodHead); err != nil {
+			return err
+		}
+		return h.serveIndex(w, r)
+	case strings.HasPrefix(rest, "/tables/"):
+		name := strings.TrimPrefix(rest, "/tables/")
+		if table, ok := strings.CutSuffix(name, "/truncate"); ok && !strings.Contains(table, "/") {
+			if err := h.checkTable(table); err != nil {
+				return err
+			}
+			if err := allowMethods(w, r, http.MethodPost); err != nil {
+				return err
+			}
+			return h.serveTruncate(w, r, table)
+		}
+		if strings.Contains(name, "/") {
+			return errorf(http.StatusNotFound, "no such path %q: want %s/tables/NAME or %s/tables/NAME/truncate", r.URL.Path, p, p)
+		}
+		if err := h.checkTable(name); err != nil {
+			return err
+		}
+		if err := allowMethods(w, r, http.MethodGet, http.MethodHead); err != nil {
+			return err
+		}
+		return h.serveTable(w, r, name)
+	case strings.HasPrefix(rest, "/setup/"):
+		name := strings.TrimPrefix(rest, "/setup/")
+		u := setupUpdaters[strings.TrimPrefix(strings.ToLower(name), "setup_")]
+		if u == nil {
+			return errorf(http.StatusNotFound, "no setup table %q: want one of instruments, consumers, actors, objects, threads, timers", name)
+		}
+		if err := allowMethods(w, r, http.MethodPost); err != nil {
+			return err
+		}
+		return h.serveSetup(w, r, u)
+	default:
+		return errorf(http.StatusNotFound, "no such path %q: want %s/, %s/tables/NAME or %s/setup/TABLE", r.URL.Path, p, p, p)
+	}
+}
+
+// checkTable returns 404 for an unknown table.
+func (h *handler) checkTable(name string) error {
+	if _, err := h.s.Columns(name); err != nil {
+		return errorf(http.StatusNotFound, "unknown table %q: GET %s/ lists the tables", name, h.cfg.prefix)
+	}
+	return nil
+}
+
+// allowMethods returns 405, with an Allow header, unless r's method is one
+// of methods.
+func allowMethods(w http.ResponseWriter, r *http.Request, methods ...string) error {
+	for _, m := range methods {
+		if r.Method == m {
+			return nil
+		}
+	}
+	w.Header().Set("Allow", strings.Join(methods, ", "))
+	return errorf(http.StatusMethodNotAllowed, "method %s not allowed on %s: use %s", r.Method, r.URL.Path, strings.Join(methods, " or "))
+}
+
+// checkParams returns 400 for a parameter not in allowed or given twice.
+func checkParams(v url.Values, allowed ...string) error {
+	for k, vs := range v {
+		known := false
+		for _, a := range allowed {
+			if k == a {
+				known = true
+			}
+		}
+		if !known {
+			if len(allowed) == 0 {
+				return errorf(http.StatusBadRequest, "unknown parameter %q: this request takes none", k)
+			}
+			return errorf(http.StatusBadRequest, "unknown parameter %q: want %s", k, strings.Join(allowed, ", "))
+		}
+		if len(vs) > 1 && k != "where" {
+			return errorf(http.StatusBadRequest, "parameter %q given %d times", k, len(vs))
+		}
+	}
+	return nil
+}
+
+type format uint8
+
+const (
+	formatText format = iota
+	formatJSON
+	formatHTML
+)
+
+// pickFormat reads the format parameter, or chooses HTML for a browser and
+// text otherwise.
+func pickFormat(r *http.Request, v url.Values) (format, error) {
+	switch f := strings.ToLower(v.Get("format")); f {
+	case "text", "txt":
+		return formatText, nil
+	case "json":
+		return formatJSON, nil
+	case "html":
+		return formatHTML, nil
+	case "":
+		if strings.Contains(r.Header.Get("Accept"), "text/html") {
+			return formatHTML, nil
+		}
+		return formatText, nil
+	default:
+		return 0, errorf(http.StatusBadRequest, "unknown format %q: want text, json or html", f)
+	}
+}
+
+func setContentType(w http.ResponseWriter, f format) {
+	switch f {
+	case formatJSON:
+		w.Header().Set("Content-Type", "application/json")
+	case formatHTML:
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	default:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	}
+}
+
+// tableInfos lists the tables and counts their rows.
+func (h *handler) tableInfos() []TableInfo {
+	names := h.s.TableNames()
+	infos := make([]TableInfo, 0, len(names))
+	for _, n := range names {
+		res, err := h.s.Select(n)
+		if err != nil {
+			continue
+		}
+		infos = append(infos, TableInfo{Name: n, Rows: len(res.Rows), Truncatable: h.s.Truncatable(n)})
+	}
+	return infos
+}
+
+// tableLinks lists the tables without counting rows (performance_timers,
+// for one, calibrates the timers on every read), for a page's navigation.
+func (h *handler) tableLinks() []TableInfo {
+	names := h.s.TableNames()
+	infos := make([]TableInfo, len(names))
+	for i, n := range names {
+		infos[i] = TableInfo{Name: n, Rows: -1}
+	}
+	return infos
+}
+
+func (h *handler) serveIndex(w http.ResponseWriter, r *http.Request) error {
+	v := r.URL.Query()
+	if err := checkParams(v, "format"); err != nil {
+		return err
+	}
+	f, err := pickFormat(r, v)
+	if err != nil {
+		return err
+	}
+	infos := h.tableInfos()
+	var buf bytes.Buffer
+	switch f {
+	case formatJSON:
+		err = writeIndexJSON(&buf, infos)
+	case formatHTML:
+		err = writeHTML(&buf, &htmlPage{Prefix: h.cfg.prefix, Title: "performance_schema", Tables: infos, Index: true, Changes: h.cfg.changes})
+	default:
+		err = writeIndexText(&buf, infos)
+	}
+	return writeBody(w, f, &buf, err)
+}
+
+func (h *handler) serveTable(w http.ResponseWriter, r *http.Request, name string) error {
+	v := r.URL.Query()
+	if err := checkParams(v, "format", "where", "order", "limit"); err != nil {
+		return err
+	}
+	f, err := pickFormat(r, v)
+	if err != nil {
+		return err
+	}
+	cols, err := h.s.Columns(name)
+	if err != nil {
+		return errorf(http.StatusNotFound, "unknown table %q", name)
+	}
+	q, err := parseQuery(cols, v["where"], v.Get("order"), v.Get("limit"))
+	if err != nil {
+		return errorf(http.StatusBadRequest, "%v", err)
+	}
+	res, err := h.s.Select(name)
+	if err != nil {
+		return errorf(http.StatusNotFound, "unknown table %q", name)
+	}
+	var matched int
+	res.Rows, matched = q.apply(res.Rows)
+	var buf bytes.Buffer
+	switch f {
+	case formatJSON:
+		err = WriteJSON(&buf, res)
+	case formatHTML:
+		err = writeHTML(&buf, &htmlPage{
+			Prefix: h.cfg.prefix, Title: name + " · performance_schema", Tables: h.tableLinks(), Current: name,
+			Columns: htmlColumns(res.Columns), Rows: htmlRows(res.Columns, res.Rows),
+			Where: strings.Join(v["where"], " AND "), Order: v.Get("order"), Limit: v.Get("limit"),
+			Total:   matched,
+			TextURL: withFormat(v, "text"), JSONURL: withFormat(v, "json"),
+			Changes: h.cfg.changes,
+		})
+	default:
+		err = WriteText(&buf, res)
+	}
+	return writeBody(w, f, &buf, err)
+}
+
+// writeBody sends a rendered page, or the error that rendering it met.
+func writeBody(w http.ResponseWriter, f format, buf *bytes.Buffer, err error) error {
+	if err != nil {
+		return errorf(http.StatusInternalServerError, "rendering: %v", err)
+	}
+	setContentType(w, f)
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(http.StatusOK)
+	buf.WriteTo(w) // an error here is the client's going away: nothing to tell it
+	return nil
+}
+
+// withFormat is the query v with format=f, as a relative URL.
+func withFormat(v url.Values, f string) string {
+	c := url.Values{}
+	for k, vs := range v {
+		c[k] = vs
+	}
+	c.Set("format", f)
+	return "?" + c.Encode()
+}
+
+// checkChange refuses a change the application did not allow, or one a
+// browser sends from another origin.
+func (h *handler) checkChange(r *http.Request) error {
+	if !h.cfg.changes {
+		return errorf(http.StatusForbidden, "changes are disabled: the application serves %s read-only (exporter.WithSetupChanges enables them)", h.cfg.prefix)
+	}
+	if err := h.cop.Check(r); err != nil {
+		return errorf(http.StatusForbidden, "cross-origin request refused: %v", err)
+	}
+	return nil
+}
+
+func (h *handler) serveTruncate(w http.ResponseWriter, r *http.Request, name string) error {
+	if err := checkParams(r.URL.Query()); err != nil {
+		return err
+	}
+	if err := h.checkChange(r); err != nil {
+		return err
+	}
+	if err := h.s.Truncate(name); err != nil {
+		switch {
+		case errors.Is(err, pfscore.ErrUnknownTable):
+			return errorf(http.StatusNotFound, "unknown table %q", name)
+		case errors.Is(err, pfscore.ErrTruncateNotAllowed):
+			return errorf(http.StatusForbidden, "TRUNCATE TABLE %s is not allowed: MySQL does not truncate this table", name)
+		default:
+			return errorf(http.StatusInternalServerError, "truncate %s: %v", name, err)
+		}
+	}
+	return writeJSONStatus(w, http.StatusOK, map[string]any{"table": name, "truncated": true})
+}
+
+func writeJSONStatus(w http.ResponseWriter, status int, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	return json.NewEncoder(w).Encode(v)
+}
+
+// writeError writes err as {"error": "..."} with its status (500 if it has
+// none).
+func writeError(w http.ResponseWriter, err error) {
+	status := http.StatusInternalServerError
+	var he *httpError
+	if errors.As(err, &he) {
+		status = he.status
+	}
+	writeJSONStatus(w, status, map[string]string{"error": err.Error()})
+}

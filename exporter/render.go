@@ -1,0 +1,448 @@
+package exporter
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/otelpfs/otelpfs/pfscore"
+)
+
+// Rendering of tables: JSON for tools (raw values, picoseconds as integers),
+// text for terminals (aligned columns, times as FormatPicoTime writes them)
+// and HTML for browsers.
+
+// FormatPicoTime formats picoseconds as MySQL 8.0's FORMAT_PICO_TIME does:
+// below a nanosecond an integer and "ps" ("%3d ps", so 7 is "  7 ps");
+// above, two decimals and the largest unit the value reaches: ns, us, ms, s,
+// min, h or d ("1.23 us", "45.67 ms"), in exponent form from 100000 days.
+func FormatPicoTime(ps uint64) string {
+	const (
+		nano  = 1e3
+		micro = 1e6
+		milli = 1e9
+		sec   = 1e12
+		min   = 60 * sec
+		hour  = 60 * min
+		day   = 24 * hour
+	)
+	v := float64(ps)
+	var div float64
+	var unit string
+	switch {
+	case v >= day:
+		div, unit = day, "d"
+	case v >= hour:
+		div, unit = hour, "h"
+	case v >= min:
+		div, unit = min, "min"
+	case v >= sec:
+		div, unit = sec, "s"
+	case v >= milli:
+		div, unit = milli, "ms"
+	case v >= micro:
+		div, unit = micro, "us"
+	case v >= nano:
+		div, unit = nano, "ns"
+	default:
+		return fmt.Sprintf("%3d ps", ps)
+	}
+	x := v / div
+	if math.Abs(x) >= 100000 {
+		return fmt.Sprintf("%4.2e %s", x, unit)
+	}
+	return fmt.Sprintf("%4.2f %s", x, unit)
+}
+
+// ColumnTypeName is a column type as the JSON format names it: "string",
+// "uint", "int" or "picos".
+func ColumnTypeName(t pfscore.ColumnType) string {
+	switch t {
+	case pfscore.ColString:
+		return "string"
+	case pfscore.ColUint:
+		return "uint"
+	case pfscore.ColInt:
+		return "int"
+	case pfscore.ColPicos:
+		return "picos"
+	}
+	return "unknown"
+}
+
+func parseColumnType(name string) (pfscore.ColumnType, error) {
+	for t := pfscore.ColString; t <= pfscore.ColPicos; t++ {
+		if ColumnTypeName(t) == name {
+			return t, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown column type %q", name)
+}
+
+// FormatValue renders one cell for people: NULL, a number, a time as
+// FormatPicoTime writes it, or a string with control characters escaped.
+func FormatValue(t pfscore.ColumnType, v pfscore.Value) string {
+	switch v := v.(type) {
+	case nil:
+		return "NULL"
+	case uint64:
+		if t == pfscore.ColPicos {
+			return strings.TrimLeft(FormatPicoTime(v), " ")
+		}
+		return strconv.FormatUint(v, 10)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case string:
+		return escapeControl(v)
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// escapeControl replaces control characters, which would break a table's
+// alignment or a terminal, by Go escapes.
+func escapeControl(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool {
+	return r < 0x20 || r == 0x7f || r == utf8.RuneError || (r >= 0x80 && r < 0xa0)
+}
+
+// The JSON format.
+
+// jsonTable is a table as the JSON format has it.
+type jsonTable struct {
+	Table   string        `json:"table"`
+	Columns []jsonColumn  `json:"columns"`
+	Rows    []pfscore.Row `json:"rows"`
+}
+
+type jsonColumn struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// WriteJSON writes res as {"table": NAME, "columns": [{"name", "type"}],
+// "rows": [[...]]}: NULL as null, numbers (picoseconds too) as integers.
+func WriteJSON(w io.Writer, res *pfscore.Result) error {
+	t := jsonTable{Table: res.Table, Columns: make([]jsonColumn, len(res.Columns)), Rows: res.Rows}
+	for i, c := range res.Columns {
+		t.Columns[i] = jsonColumn{c.Name, ColumnTypeName(c.Type)}
+	}
+	if t.Rows == nil {
+		t.Rows = []pfscore.Row{}
+	}
+	return json.NewEncoder(w).Encode(t)
+}
+
+// DecodeJSON reads a table WriteJSON wrote back into a Result, with each
+// value of the type its column says (uint64, int64, string or nil).
+func DecodeJSON(r io.Reader) (*pfscore.Result, error) {
+	var raw struct {
+		Table   string       `json:"table"`
+		Columns []jsonColumn `json:"columns"`
+		Rows    [][]any      `json:"rows"`
+	}
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("decoding table: %w", err)
+	}
+	res := &pfscore.Result{Table: raw.Table, Columns: make([]pfscore.Column, len(raw.Columns)), Rows: make([]pfscore.Row, len(raw.Rows))}
+	for i, c := range raw.Columns {
+		t, err := parseColumnType(c.Type)
+		if err != nil {
+			return nil, fmt.Errorf("decoding table %s, column %s: %w", raw.Table, c.Name, err)
+		}
+		res.Columns[i] = pfscore.Column{Name: c.Name, Type: t}
+	}
+	for i, row := range raw.Rows {
+		if len(row) != len(res.Columns) {
+			return nil, fmt.Errorf("decoding table %s: row %d has %d values for %d columns", raw.Table, i, len(row), len(res.Columns))
+		}
+		out := make(pfscore.Row, len(row))
+		for j, v := range row {
+			cv, err := decodeValue(res.Columns[j].Type, v)
+			if err != nil {
+				return nil, fmt.Errorf("decoding table %s, row %d, column %s: %w", raw.Table, i, res.Columns[j].Name, err)
+			}
+			out[j] = cv
+		}
+		res.Rows[i] = out
+	}
+	return res, nil
+}
+
+func decodeValue(t pfscore.ColumnType, v any) (pfscore.Value, error) {
+	if v == nil {
+		return nil, nil
+	}
+	switch t {
+	case pfscore.ColString:
+		if s, ok := v.(string); ok {
+			return s, nil
+		}
+	case pfscore.ColUint, pfscore.ColPicos:
+		if n, ok := v.(json.Number); ok {
+			return strconv.ParseUint(string(n), 10, 64)
+		}
+	case pfscore.ColInt:
+		if n, ok := v.(json.Number); ok {
+			return strconv.ParseInt(string(n), 10, 64)
+		}
+	}
+	return nil, fmt.Errorf("value %v does not fit a %s column", v, ColumnTypeName(t))
+}
+
+// The text format.
+
+// WriteText writes res as aligned columns under a header of column names:
+// numbers and times right-aligned, strings left-aligned, NULL as NULL,
+// times as FormatPicoTime writes them.
+func WriteText(w io.Writer, res *pfscore.Result) error {
+	cells := make([][]string, 0, len(res.Rows)+1)
+	head := make([]string, len(res.Columns))
+	for i, c := range res.Columns {
+		head[i] = c.Name
+	}
+	cells = append(cells, head)
+	for _, row := range res.Rows {
+		line := make([]string, len(res.Columns))
+		for i, c := range res.Columns {
+			if i < len(row) {
+				line[i] = FormatValue(c.Type, row[i])
+			}
+		}
+		cells = append(cells, line)
+	}
+	right := make([]bool, len(res.Columns))
+	for i, c := range res.Columns {
+		right[i] = c.Type != pfscore.ColString
+	}
+	return writeAligned(w, cells, right)
+}
+
+// writeAligned writes rows of cells in columns two spaces apart, each
+// right-aligned where right says, with no trailing spaces.
+func writeAligned(w io.Writer, cells [][]string, right []bool) error {
+	widths := make([]int, len(right))
+	for _, line := range cells {
+		for i, c := range line {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	bw := bufio.NewWriter(w)
+	var line bytes.Buffer
+	for _, l := range cells {
+		line.Reset()
+		for i, c := range l {
+			if i > 0 {
+				line.WriteString("  ")
+			}
+			pad := widths[i] - utf8.RuneCountInString(c)
+			if right[i] {
+				line.WriteString(strings.Repeat(" ", pad))
+				line.WriteString(c)
+			} else {
+				line.WriteString(c)
+				if i < len(l)-1 {
+					line.WriteString(strings.Repeat(" ", pad))
+				}
+			}
+		}
+		bw.Write(bytes.TrimRight(line.Bytes(), " "))
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}
+
+// The table list of GET /debug/pfs/.
+
+// A TableInfo is one entry of the table list.
+type TableInfo struct {
+	Name        string `json:"name"`
+	Rows        int    `json:"rows"`
+	Truncatable bool   `json:"truncatable"`
+}
+
+func writeIndexJSON(w io.Writer, tables []TableInfo) error {
+	if tables == nil {
+		tables = []TableInfo{}
+	}
+	return json.NewEncoder(w).Encode(struct {
+		Tables []TableInfo `json:"tables"`
+	}{tables})
+}
+
+func writeIndexText(w io.Writer, tables []TableInfo) error {
+	cells := [][]string{{"TABLE_NAME", "ROWS", "TRUNCATE"}}
+	for _, t := range tables {
+		cells = append(cells, []string{t.Name, strconv.Itoa(t.Rows), FormatValue(pfscore.ColString, yesNo(t.Truncatable))})
+	}
+	return writeAligned(w, cells, []bool{false, true, false})
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "YES"
+	}
+	return "NO"
+}
+
+// The HTML format: one plain page per table, sortable by clicking a header
+// (a few lines of inline script; no external assets), with the list of
+// tables beside it.
+
+type htmlCell struct {
+	Text  string
+	Sort  string // the raw value the script sorts by
+	Null  bool   // no Sort: NULL sorts first
+	Class string // "n" for numbers, "null" for NULL
+}
+
+type htmlPage struct {
+	Prefix  string
+	Title   string
+	Tables  []TableInfo // the navigation list; Rows < 0: not counted
+	Current string      // the table shown, "" on the index
+	Index   bool
+	Columns []htmlColumn
+	Rows    [][]htmlCell
+	Where   string
+	Order   string
+	Limit   string
+	Total   int    // rows before limit
+	TextURL string // this page as text, with its query
+	JSONURL string // this page as JSON, with its query
+	Changes bool
+}
+
+type htmlColumn struct {
+	Name    string
+	Type    string
+	Numeric bool
+}
+
+var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:0;display:flex}
+nav{padding:1em;min-width:18em;border-right:1px solid #ccc;font-size:90%}
+nav a{display:block;text-decoration:none;padding:1px 0}
+nav a.cur{font-weight:bold}
+main{padding:1em;overflow-x:auto}
+table{border-collapse:collapse;font-size:90%}
+th,td{border:1px solid #ddd;padding:2px 6px;white-space:nowrap}
+th{background:#f4f4f4;cursor:pointer;position:sticky;top:0}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+td.null{color:#999}
+form input[type=text]{width:28em}
+.count{color:#666}
+</style></head><body>
+<nav><a href="{{.Prefix}}/"><b>performance_schema</b></a>
+{{range .Tables}}<a href="{{$.Prefix}}/tables/{{.Name}}"{{if eq .Name $.Current}} class="cur"{{end}}>{{.Name}}{{if ge .Rows 0}} <span class="count">({{.Rows}})</span>{{end}}</a>
+{{end}}</nav>
+<main>
+{{if .Index}}<h1>performance_schema</h1>
+<p>{{len .Tables}} tables. Every table is also at <code>{{.Prefix}}/tables/NAME?format=json</code> and <code>?format=text</code>.
+Setup changes and TRUNCATE over POST are {{if .Changes}}enabled{{else}}disabled{{end}}.</p>
+<table><thead><tr><th>TABLE_NAME</th><th>ROWS</th><th>TRUNCATE</th></tr></thead><tbody>
+{{range .Tables}}<tr><td><a href="{{$.Prefix}}/tables/{{.Name}}">{{.Name}}</a></td><td class="n" data-v="{{.Rows}}">{{.Rows}}</td><td>{{if .Truncatable}}YES{{else}}NO{{end}}</td></tr>
+{{end}}</tbody></table>
+{{else}}<h1>{{.Current}}</h1>
+<form method="get" action="{{.Prefix}}/tables/{{.Current}}">
+<p>where <input type="text" name="where" value="{{.Where}}" placeholder="EVENT_NAME LIKE 'wait/io/%' AND COUNT_STAR > 0">
+order <input type="text" name="order" value="{{.Order}}" placeholder="SUM_TIMER_WAIT desc" style="width:12em">
+limit <input type="text" name="limit" value="{{.Limit}}" style="width:4em">
+<input type="submit" value="select"></p></form>
+<p class="count">{{len .Rows}} of {{.Total}} rows ·
+<a href="{{.TextURL}}">text</a> · <a href="{{.JSONURL}}">json</a> · click a header to sort</p>
+<table id="t"><thead><tr>{{range .Columns}}<th title="{{.Type}}">{{.Name}}</th>{{end}}</tr></thead><tbody>
+{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}{{if not .Null}} data-v="{{.Sort}}"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{end}}</tbody></table>
+{{end}}
+</main>
+<script>
+document.querySelectorAll("table").forEach(function(t){
+  var dir = {};
+  t.querySelectorAll("th").forEach(function(th, i){
+    th.addEventListener("click", function(){
+      var asc = dir[i] = !dir[i];
+      var body = t.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+      function key(r){ var c = r.cells[i]; return c.hasAttribute("data-v") ? c.getAttribute("data-v") : null; }
+      function num(s){ return /^-?[0-9]+$/.test(s); }
+      rows.sort(function(a, b){
+        var x = key(a), y = key(b), d;
+        if (x === null || y === null) d = x === y ? 0 : (x === null ? -1 : 1);
+        else if (num(x) && num(y)) { var p = BigInt(x), q = BigInt(y); d = p < q ? -1 : p > q ? 1 : 0; }
+        else d = x.toLowerCase() < y.toLowerCase() ? -1 : x.toLowerCase() > y.toLowerCase() ? 1 : 0;
+        return asc ? d : -d;
+      });
+      rows.forEach(function(r){ body.appendChild(r); });
+    });
+  });
+});
+</script>
+</body></html>
+`))
+
+func writeHTML(w io.Writer, p *htmlPage) error {
+	return pageTemplate.Execute(w, p)
+}
+
+// htmlRows converts rows for the page.
+func htmlRows(cols []pfscore.Column, rows []pfscore.Row) [][]htmlCell {
+	out := make([][]htmlCell, len(rows))
+	for i, row := range rows {
+		cells := make([]htmlCell, len(cols))
+		for j, c := range cols {
+			var v pfscore.Value
+			if j < len(row) {
+				v = row[j]
+			}
+			cell := htmlCell{Text: FormatValue(c.Type, v), Null: v == nil}
+			if v != nil {
+				cell.Sort = valueString(v)
+			}
+			switch {
+			case c.Type != pfscore.ColString && v == nil:
+				cell.Class = "n null"
+			case c.Type != pfscore.ColString:
+				cell.Class = "n"
+			case v == nil:
+				cell.Class = "null"
+			}
+			cells[j] = cell
+		}
+		out[i] = cells
+	}
+	return out
+}
+
+func htmlColumns(cols []pfscore.Column) []htmlColumn {
+	out := make([]htmlColumn, len(cols))
+	for i, c := range cols {
+		out[i] = htmlColumn{Name: c.Name, Type: ColumnTypeName(c.Type), Numeric: c.Type != pfscore.ColString}
+	}
+	return out
+}
