@@ -18,7 +18,7 @@ var qcols = []pfscore.Column{
 
 var qrows = []pfscore.Row{
 	{"wait/io/file/app/log", uint64(3), int64(-5), uint64(2_000_000_000)}, // 2 ms
-	{"wait/synch/mutex/app/a", uint64(10), int64(7), uint64(1_500_000)},    // 1.5 us
+	{"wait/synch/mutex/app/a", uint64(10), int64(7), uint64(1_500_000)},   // 1.5 us
 	{"wait/synch/mutex/app/b_c", uint64(0), nil, uint64(0)},
 	{"Idle", uint64(18446744073709551615), int64(0), nil},
 	{nil, uint64(1), int64(-9223372036854775808), uint64(1)},
