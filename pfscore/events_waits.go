@@ -156,7 +156,6 @@ type waitSlot struct {
 // WaitState is what an event carries from BeginWait to EndWait, on the
 // caller's stack (MySQL's PSI_*_locker_state). Its zero value is ready.
 type WaitState struct {
-	s      *Schema
 	t      *Thread     // nil: no per-thread statistics or events
 	own    *ownedStat  // the instance's statistics, if its writers are serialized
 	shared *sharedStat // or, if they are not
@@ -187,7 +186,7 @@ func (s *Schema) beginWait(w *WaitState, c *Class, t *Thread, op Operation, inst
 	if f&flagOn == 0 {
 		return false
 	}
-	w.s, w.class, w.op, w.flags, w.t = s, c.index, op, 0, nil
+	w.class, w.op, w.flags, w.t = c.index, op, 0, nil
 	w.own, w.shared, w.io, w.start = nil, nil, nil, 0
 	if f&flagSetTimed != 0 && objTimed {
 		w.flags = wsTimed
