@@ -79,6 +79,8 @@
 //	socket_instances
 //	file_summary_by_event_name, file_summary_by_instance,
 //	socket_summary_by_event_name, socket_summary_by_instance
+//	memory_summary_global_by_event_name (for now, the schema's own memory:
+//	memory/performance_schema/<container>)
 //	global_status (the Performance_schema_*_lost counters)
 //
 // TRUNCATE TABLE (Truncate) has MySQL's effects where MySQL allows it: the

@@ -568,3 +568,17 @@ func TestTablesConcurrentSafe(t *testing.T) {
 		t.Errorf("no events counted")
 	}
 }
+
+func TestBuiltinMemory(t *testing.T) {
+	f := newFixture(t)
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	defer th.End()
+	rows := findRows(t, f.s, "memory_summary_global_by_event_name", map[string]Value{"EVENT_NAME": "memory/performance_schema/mutex_container"})
+	if len(rows) != 1 || rows[0]["CURRENT_COUNT_USED"] != int64(1) || rows[0]["CURRENT_NUMBER_OF_BYTES_USED"].(int64) < 256*128 {
+		t.Errorf("mutex container memory: %v", rows)
+	}
+	rows = findRows(t, f.s, "memory_summary_global_by_event_name", map[string]Value{"EVENT_NAME": "memory/performance_schema/file_container"})
+	if len(rows) != 1 || rows[0]["CURRENT_COUNT_USED"] != int64(0) {
+		t.Errorf("an unused container holds memory: %v", rows)
+	}
+}

@@ -360,7 +360,7 @@ func TestDocListsEveryTable(t *testing.T) {
 		delete(listed, name)
 	}
 	for w := range listed {
-		if strings.Contains(w, "_") && !strings.HasPrefix(w, "_") && !strings.HasSuffix(w, "_") {
+		if strings.Contains(w, "_") && !strings.HasPrefix(w, "_") && !strings.HasSuffix(w, "_") && w != "performance_schema" {
 			if _, err := s.Select(w); err != nil {
 				t.Errorf("doc.go lists %s, which is not a table", w)
 			}
