@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 )
 
 // Environment variables read by New, in the spirit of my.cnf's
@@ -26,6 +27,7 @@ type config struct {
 	maxThreads       int
 	maxInstances     [numKinds]int
 	maxNames         int
+	reclaimIdle      time.Duration
 	instrumentRules  []instrumentRule
 	consumers        map[Consumer]bool
 	errs             []error
@@ -39,6 +41,7 @@ func newConfig(opts []Option) config {
 		waitsLongSize:    10_000,
 		maxThreads:       8192,
 		maxNames:         65536,
+		reclaimIdle:      time.Minute,
 		consumers:        map[Consumer]bool{},
 		readEnv:          true,
 	}
@@ -183,6 +186,18 @@ func WithMaxInstances(kind Kind, n int) Option {
 		if kind < numKinds {
 			c.maxInstances[kind] = max(n, 1)
 		}
+		return c
+	})
+}
+
+// WithReclaimIdle sets how long a page of records (threads, instances) must
+// stay empty before its memory is returned; 0 keeps every page. By default
+// one minute. Reclamation runs, at most every half of this, when threads end,
+// instances are destroyed and tables are read: the schema starts no
+// goroutine.
+func WithReclaimIdle(d time.Duration) Option {
+	return optionFunc(func(c config) config {
+		c.reclaimIdle = max(d, 0)
 		return c
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // waitOnce records one lock wait on m by t.
@@ -580,5 +581,34 @@ func TestBuiltinMemory(t *testing.T) {
 	rows = findRows(t, f.s, "memory_summary_global_by_event_name", map[string]Value{"EVENT_NAME": "memory/performance_schema/file_container"})
 	if len(rows) != 1 || rows[0]["CURRENT_COUNT_USED"] != int64(0) {
 		t.Errorf("an unused container holds memory: %v", rows)
+	}
+}
+
+// TestReclaimAfterLoad: a burst of instances takes pages; once they are
+// destroyed and the pages stay empty past the idle time, reads give the
+// memory back (keeping one empty page, the container's hysteresis).
+func TestReclaimAfterLoad(t *testing.T) {
+	f := newFixture(t, WithReclaimIdle(time.Millisecond))
+	var ms []*SyncInstance
+	for range 3 * 256 {
+		ms = append(ms, f.s.NewSyncInstance(f.mutex, ""))
+	}
+	if p := f.s.mutexes.Pages(); p < 3 {
+		t.Fatalf("%d pages for 768 mutexes", p)
+	}
+	for _, m := range ms {
+		m.Destroy()
+	}
+	f.m.Destroy()
+	deadline := time.Now().Add(5 * time.Second)
+	for f.s.mutexes.Pages() > 1 && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
+		f.s.Select("mutex_instances") // reads drive reclamation
+	}
+	if p := f.s.mutexes.Pages(); p > 1 {
+		t.Errorf("%d pages still held after the load went away", p)
+	}
+	if m := f.s.NewSyncInstance(f.mutex, ""); m == nil {
+		t.Errorf("allocation after reclamation failed")
 	}
 }

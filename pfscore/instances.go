@@ -111,6 +111,7 @@ func (m *SyncInstance) Destroy() {
 	st.add(m.rec.value.shared.load())
 	s.destroyedWaits(m.class.index).addRow(st)
 	s.syncContainer(m.class.kind).Free(m.rec)
+	s.maybeReclaim()
 }
 
 // IOInstance is the handle of a file or socket instance.
@@ -296,6 +297,7 @@ func (f *IOInstance) destroy(c *Container[ioInstance]) {
 	f.s.destroyedWaits(f.class.index).addRow(st)
 	f.s.destroyedIO(f.class.index).add(v)
 	c.Free(f.rec)
+	f.s.maybeReclaim()
 }
 
 // BeginIdle starts an idle wait of thread t: the thread waits for its next

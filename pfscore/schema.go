@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/otelpfs/otelpfs/hwclock"
@@ -78,6 +79,8 @@ type Schema struct {
 	ioBase    map[string]map[string]ioStat
 	curMarks  map[uint64]uint64 // events_waits_current TRUNCATE: thread -> last hidden EVENT_ID
 
+	lastReclaim atomic.Int64 // UnixNano of the last reclamation pass
+
 	nestedWaitLost   atomic.Uint64
 	threadStatsBytes atomic.Int64
 }
@@ -128,7 +131,7 @@ func New(opts ...Option) (*Schema, error) {
 	errs = append(errs, cfg.errs...)
 	container := func(max int) ContainerConfig { // pages of 256 records, enough of them for max
 		const page = 256
-		return ContainerConfig{PageSize: page, MaxPages: max/page + min(max%page, 1)}
+		return ContainerConfig{PageSize: page, MaxPages: max/page + min(max%page, 1), ReclaimIdle: cfg.reclaimIdle}
 	}
 	s.threads = MustNewContainer[threadRecord]("thread_container", container(cfg.maxThreads))
 	s.threadObjs = make([]atomic.Pointer[Thread], s.threads.PageSize()*(cfg.maxThreads/256+min(cfg.maxThreads%256, 1)))
@@ -250,3 +253,23 @@ func (s *Schema) Class(name string) *Class { return s.lookupClass(name) }
 // Classes returns every registered class in registration order. The slice
 // is shared: do not modify it.
 func (s *Schema) Classes() []*Class { return *s.classes.Load() }
+
+// maybeReclaim returns the memory of container pages that stayed empty (see
+// Container.Reclaim), at most every half WithReclaimIdle. The slow paths call
+// it: thread ends, instance destruction, table reads.
+func (s *Schema) maybeReclaim() {
+	if s.cfg.reclaimIdle <= 0 {
+		return
+	}
+	now := time.Now()
+	last := s.lastReclaim.Load()
+	if now.UnixNano()-last < int64(s.cfg.reclaimIdle/2) || !s.lastReclaim.CompareAndSwap(last, now.UnixNano()) {
+		return
+	}
+	s.threads.Reclaim(now)
+	for _, c := range []*Container[syncInstance]{s.mutexes, s.rwlocks, s.conds} {
+		c.Reclaim(now)
+	}
+	s.fileInsts.Reclaim(now)
+	s.socketInsts.Reclaim(now)
+}

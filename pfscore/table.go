@@ -124,6 +124,7 @@ func (s *Schema) Select(table string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.maybeReclaim()
 	return &Result{Table: t.name, Columns: slices.Clone(t.columns), Rows: t.rows(s)}, nil
 }
 

@@ -205,6 +205,7 @@ func (t *Thread) End() {
 	s.threadObjs[t.rec.Index()].Store(nil)
 	s.threads.Free(t.rec)
 	s.threadStatsBytes.Add(-int64(len(stats)) * statBytes)
+	s.maybeReclaim()
 }
 
 // Schema returns the schema the thread belongs to, or nil for a nil thread.
