@@ -1,0 +1,368 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/otelpfs/otelpfs/exporter"
+	"github.com/otelpfs/otelpfs/pfscore"
+)
+
+func init() {
+	register(command{
+		name:    "top",
+		summary: "a sys-schema-like report of a running service, refreshed every few seconds",
+		run:     runTop,
+	})
+}
+
+// clearScreen moves the cursor home and clears the terminal.
+const clearScreen = "\x1b[H\x1b[2J"
+
+func runTop(args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("top", stderr)
+	addr := addrFlag(fs)
+	interval := fs.Duration("interval", 5*time.Second, "time between refreshes")
+	count := fs.Int("count", 0, "stop after `N` reports (0: until interrupted)")
+	once := fs.Bool("once", false, "print one report and exit (--count 1)")
+	limit := fs.Int("limit", 10, "rows per section")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: pfs top [--addr host:port] [--interval 5s] [--count N | --once] [--limit N]")
+		fmt.Fprintln(stderr, "\nA report in the manner of MySQL's sys schema, refreshed until interrupted: top")
+		fmt.Fprintln(stderr, "waits by total latency, hottest instances, busiest threads, lost counters.")
+		fmt.Fprintln(stderr, "Totals are cumulative since start-up or the tables' last TRUNCATE. The screen")
+		fmt.Fprintln(stderr, "is cleared between reports only when standard output is a terminal.")
+		fmt.Fprintln(stderr, "\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, false); err != nil {
+		return err
+	}
+	if *once {
+		if *count > 1 {
+			return fmt.Errorf("%w: --once and --count %d", errUsage, *count)
+		}
+		*count = 1
+	}
+	if *count < 0 || *limit < 1 || *interval <= 0 {
+		return fmt.Errorf("%w: --count must be >= 0, --limit >= 1 and --interval > 0", errUsage)
+	}
+	c, err := newClient(*addr)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	tty := isTerminal(stdout)
+	for i := 0; *count == 0 || i < *count; i++ {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(*interval):
+			}
+		}
+		var frame bytes.Buffer
+		fmt.Fprintf(&frame, "pfs top  %s  %s", c.base, time.Now().Format("2006-01-02 15:04:05"))
+		if *count != 1 {
+			fmt.Fprintf(&frame, "  every %s", *interval)
+		}
+		frame.WriteString("\n")
+		if err := topReport(c, &frame, *limit); err != nil {
+			// The first report, and every report a script asked for, must
+			// succeed; a live screen shows the error and tries again.
+			if i == 0 || *count > 0 {
+				return err
+			}
+			fmt.Fprintf(&frame, "\nerror: %v\n", err)
+		}
+		if tty {
+			io.WriteString(stdout, clearScreen)
+		} else if i > 0 {
+			io.WriteString(stdout, "\n")
+		}
+		if _, err := stdout.Write(frame.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// A topSection is one part of the report.
+type topSection struct {
+	title string
+	build func(c *client, limit int) (*pfscore.Result, error)
+	empty string // what an empty result means
+}
+
+var topSections = []topSection{
+	{"Top waits by total latency (events_waits_summary_global_by_event_name)", topWaits, "no timed waits yet"},
+	{"Hottest instances (events_waits_summary_by_instance)", topInstances, "no timed waits on instances yet"},
+	{"Busiest threads (events_waits_summary_by_thread_by_event_name)", topThreads, "no thread has waited yet"},
+	{"Lost (global_status)", topLost, "nothing lost"},
+}
+
+// topReport writes one report. A section whose table the service does not
+// have says so; any other failure is returned.
+func topReport(c *client, w *bytes.Buffer, limit int) error {
+	for _, s := range topSections {
+		fmt.Fprintf(w, "\n%s\n", s.title)
+		res, err := s.build(c, limit)
+		switch {
+		case isNotFound(err):
+			fmt.Fprintln(w, "  (not available from this service)")
+		case err != nil:
+			return err
+		case len(res.Rows) == 0:
+			fmt.Fprintf(w, "  (%s)\n", s.empty)
+		default:
+			var b bytes.Buffer
+			exporter.WriteText(&b, res)
+			for _, line := range bytes.SplitAfter(b.Bytes(), []byte("\n")) {
+				if len(line) > 0 {
+					w.WriteString("  ")
+					w.Write(line)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// columns maps a result's column names to their indexes.
+type columns map[string]int
+
+func columnsOf(res *pfscore.Result) columns {
+	m := columns{}
+	for i, c := range res.Columns {
+		m[c.Name] = i
+	}
+	return m
+}
+
+// get returns row's value of column name, nil if there is no such column.
+func (m columns) get(row pfscore.Row, name string) pfscore.Value {
+	if i, ok := m[name]; ok && i < len(row) {
+		return row[i]
+	}
+	return nil
+}
+
+func (m columns) uint(row pfscore.Row, name string) uint64 {
+	v, _ := m.get(row, name).(uint64)
+	return v
+}
+
+func (m columns) str(row pfscore.Row, name string) string {
+	v, _ := m.get(row, name).(string)
+	return v
+}
+
+func newResult(name string, spec ...any) *pfscore.Result {
+	res := &pfscore.Result{Table: name}
+	for i := 0; i+1 < len(spec); i += 2 {
+		res.Columns = append(res.Columns, pfscore.Column{Name: spec[i].(string), Type: spec[i+1].(pfscore.ColumnType)})
+	}
+	return res
+}
+
+// topWaits is sys.waits_global_by_latency.
+func topWaits(c *client, limit int) (*pfscore.Result, error) {
+	src, err := c.table("events_waits_summary_global_by_event_name", url.Values{
+		"where": {"EVENT_NAME != 'idle' AND SUM_TIMER_WAIT > 0"},
+		"order": {"SUM_TIMER_WAIT desc"},
+		"limit": {strconv.Itoa(limit)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := columnsOf(src)
+	res := newResult("waits_global_by_latency", "events", pfscore.ColString, "total", pfscore.ColUint,
+		"total_latency", pfscore.ColPicos, "avg_latency", pfscore.ColPicos, "max_latency", pfscore.ColPicos)
+	for _, r := range src.Rows {
+		res.Rows = append(res.Rows, pfscore.Row{m.get(r, "EVENT_NAME"), m.get(r, "COUNT_STAR"),
+			m.get(r, "SUM_TIMER_WAIT"), m.get(r, "AVG_TIMER_WAIT"), m.get(r, "MAX_TIMER_WAIT")})
+	}
+	return res, nil
+}
+
+// topInstances lists the instances with the most wait time, named by their
+// file or address where the service says.
+func topInstances(c *client, limit int) (*pfscore.Result, error) {
+	src, err := c.table("events_waits_summary_by_instance", url.Values{
+		"where": {"SUM_TIMER_WAIT > 0"},
+		"order": {"SUM_TIMER_WAIT desc"},
+		"limit": {strconv.Itoa(limit)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	names, err := instanceNames(c)
+	if err != nil {
+		return nil, err
+	}
+	m := columnsOf(src)
+	res := newResult("instances_by_latency", "event_name", pfscore.ColString, "object", pfscore.ColString, "total", pfscore.ColUint,
+		"total_latency", pfscore.ColPicos, "avg_latency", pfscore.ColPicos, "max_latency", pfscore.ColPicos)
+	for _, r := range src.Rows {
+		addr := m.uint(r, "OBJECT_INSTANCE_BEGIN")
+		obj, ok := names[addr]
+		if !ok {
+			obj = strconv.FormatUint(addr, 10) // OBJECT_INSTANCE_BEGIN
+		}
+		res.Rows = append(res.Rows, pfscore.Row{m.get(r, "EVENT_NAME"), shorten(obj, 60), m.get(r, "COUNT_STAR"),
+			m.get(r, "SUM_TIMER_WAIT"), m.get(r, "AVG_TIMER_WAIT"), m.get(r, "MAX_TIMER_WAIT")})
+	}
+	return res, nil
+}
+
+// instanceNames maps OBJECT_INSTANCE_BEGIN to a file's name or a socket's
+// address, from the tables that have them; a table the service lacks
+// names nothing.
+func instanceNames(c *client) (map[uint64]string, error) {
+	names := map[uint64]string{}
+	files, err := c.table("file_summary_by_instance", nil)
+	if err != nil && !isNotFound(err) {
+		return nil, err
+	}
+	if err == nil {
+		m := columnsOf(files)
+		for _, r := range files.Rows {
+			if n := m.str(r, "FILE_NAME"); n != "" {
+				names[m.uint(r, "OBJECT_INSTANCE_BEGIN")] = n
+			}
+		}
+	}
+	socks, err := c.table("socket_instances", nil)
+	if err != nil && !isNotFound(err) {
+		return nil, err
+	}
+	if err == nil {
+		m := columnsOf(socks)
+		for _, r := range socks.Rows {
+			ip := m.str(r, "IP")
+			port, _ := m.get(r, "PORT").(int64)
+			if ip != "" || port != 0 {
+				names[m.uint(r, "OBJECT_INSTANCE_BEGIN")] = ip + ":" + strconv.FormatInt(port, 10)
+			}
+		}
+	}
+	return names, nil
+}
+
+// shorten keeps the last n characters of s, where a path's interesting
+// part is.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return "…" + string(r[len(r)-n+1:])
+}
+
+// topThreads ranks threads by their total wait time, with the wait that
+// took most of it, as sys's thread reports do.
+func topThreads(c *client, limit int) (*pfscore.Result, error) {
+	src, err := c.table("events_waits_summary_by_thread_by_event_name", url.Values{
+		"where": {"EVENT_NAME != 'idle' AND SUM_TIMER_WAIT > 0"},
+	})
+	if err != nil {
+		return nil, err
+	}
+	type agg struct {
+		id         uint64
+		count, sum uint64
+		topEvent   string
+		topSum     uint64
+		name, user string
+	}
+	byID := map[uint64]*agg{}
+	m := columnsOf(src)
+	for _, r := range src.Rows {
+		id := m.uint(r, "THREAD_ID")
+		a := byID[id]
+		if a == nil {
+			a = &agg{id: id}
+			byID[id] = a
+		}
+		sum := m.uint(r, "SUM_TIMER_WAIT")
+		a.count += m.uint(r, "COUNT_STAR")
+		a.sum += sum
+		if sum > a.topSum {
+			a.topSum, a.topEvent = sum, m.str(r, "EVENT_NAME")
+		}
+	}
+	if th, err := c.table("threads", nil); err == nil {
+		m := columnsOf(th)
+		for _, r := range th.Rows {
+			if a := byID[m.uint(r, "THREAD_ID")]; a != nil {
+				a.name = m.str(r, "NAME")
+				if u := m.str(r, "PROCESSLIST_USER"); u != "" {
+					a.user = u + "@" + m.str(r, "PROCESSLIST_HOST")
+				}
+			}
+		}
+	} else if !isNotFound(err) {
+		return nil, err
+	}
+	all := make([]*agg, 0, len(byID))
+	for _, a := range byID {
+		all = append(all, a)
+	}
+	slices.SortFunc(all, func(a, b *agg) int {
+		if c := cmp.Compare(b.sum, a.sum); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	res := newResult("threads_by_latency", "thread_id", pfscore.ColUint, "name", pfscore.ColString, "user", pfscore.ColString,
+		"total", pfscore.ColUint, "total_latency", pfscore.ColPicos, "top_wait", pfscore.ColString, "top_wait_latency", pfscore.ColPicos)
+	for _, a := range all[:min(limit, len(all))] {
+		var name, user pfscore.Value
+		if a.name != "" {
+			name = a.name
+		}
+		if a.user != "" {
+			user = a.user
+		}
+		res.Rows = append(res.Rows, pfscore.Row{a.id, name, user, a.count, a.sum, a.topEvent, a.topSum})
+	}
+	return res, nil
+}
+
+// topLost lists the *_lost counters that are not zero.
+func topLost(c *client, limit int) (*pfscore.Result, error) {
+	src, err := c.table("global_status", url.Values{
+		"where": {"VARIABLE_NAME LIKE '%lost' AND VARIABLE_VALUE > 0"},
+		"order": {"VARIABLE_VALUE desc"},
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := columnsOf(src)
+	res := newResult("lost", "variable_name", pfscore.ColString, "variable_value", pfscore.ColUint)
+	for _, r := range src.Rows {
+		res.Rows = append(res.Rows, pfscore.Row{m.get(r, "VARIABLE_NAME"), m.get(r, "VARIABLE_VALUE")})
+	}
+	return res, nil
+}
