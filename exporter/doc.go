@@ -93,7 +93,6 @@
 //
 // # Imports
 //
-// The /debug/pfs handler needs only pfscore, hwclock and the standard
-// library. The OTLP side of the package will import bridge, the OTLP
+// The /debug/pfs handler needs only pfscore and the standard library. The OTLP side of the package will import bridge, the OTLP
 // exporters and pdata.
 package exporter

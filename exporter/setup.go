@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/otelpfs/otelpfs/hwclock"
 	"github.com/otelpfs/otelpfs/pfscore"
 )
 
@@ -65,7 +64,10 @@ func (h *handler) serveSetup(w http.ResponseWriter, r *http.Request, u *setupUpd
 	return writeJSONStatus(w, http.StatusOK, res)
 }
 
-// setupError maps the engine's errors to statuses.
+// setupError maps the engine's errors to statuses: a duplicate row or a
+// full table conflicts with the table's state (409); any other error of a
+// setup update (ErrBadPattern, ErrBadValue, hwclock.ErrUnknownTimer,
+// hwclock.ErrUnknownEventClass, ...) is about the request (400).
 func setupError(table string, err error) error {
 	var he *httpError
 	switch {
@@ -73,12 +75,7 @@ func setupError(table string, err error) error {
 		return fmt.Errorf("%s: %w", table, err)
 	case errors.Is(err, pfscore.ErrDuplicateRow), errors.Is(err, pfscore.ErrTableFull):
 		return errorf(http.StatusConflict, "%s: %v", table, err)
-	case errors.Is(err, pfscore.ErrBadPattern), errors.Is(err, pfscore.ErrBadValue),
-		errors.Is(err, pfscore.ErrUnknownConsumer),
-		errors.Is(err, hwclock.ErrUnknownTimer), errors.Is(err, hwclock.ErrUnknownEventClass):
-		return errorf(http.StatusBadRequest, "%s: %v", table, err)
 	default:
-		// Every error a setup update returns is about its input.
 		return errorf(http.StatusBadRequest, "%s: %v", table, err)
 	}
 }
