@@ -6,7 +6,7 @@ STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSIO
 BENCHSTAT   := $(GO) run golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
 
 # Packages with lock-free or shared state: always tested under -race.
-RACE_PKGS := ./internal/owned/... ./hwclock/... ./rings/... ./memsum/... ./pfscore/... ./instrument/...
+RACE_PKGS := ./internal/owned/... ./hwclock/... ./rings/... ./memsum/... ./pfscore/... ./instrument/... ./exporter/...
 MODULES   := . bench e2e
 
 BENCH      ?= .

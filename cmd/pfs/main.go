@@ -1,7 +1,14 @@
 // Command pfs is otelpfs's command line.
 //
-//	pfs timers [--json]                        performance_timers of this machine
-//	pfs digest [--json] [--max-digest-length N] statement digests of stdin
+//	pfs timers [--json]                          performance_timers of this machine
+//	pfs digest [--json] [--max-digest-length N]  statement digests of stdin
+//	pfs tables [--addr A] [--json] [--where W] [--order O] [--limit N] [NAME]
+//	                                             a table of a running service
+//	pfs setup  [--addr A] TABLE key=value…       change a setup table at run time
+//	pfs top    [--addr A] [--interval 5s]        a refreshing report of waits and losses
+//
+// The commands that talk to a service reach its /debug/pfs handler (package
+// exporter) at --addr, $PFS_ADDR, or 127.0.0.1:6060.
 //
 // Each subcommand lives in a file of its own and registers itself in init, so
 // adding one touches no other file.
