@@ -17,9 +17,11 @@ BENCHTIME  ?= 1s
 
 all: test
 
-## demo: the demo (for now: this machine's performance_timers)
+## demo: this machine's timers, then the demo service for 20 s (tables at 127.0.0.1:6060/debug/pfs/)
+DEMO_FLAGS ?= -duration 20s
 demo:
 	$(GO) run ./cmd/pfs timers
+	$(GO) run ./examples/demo $(DEMO_FLAGS)
 
 ## test: everything a contributor keeps green (what CI runs)
 test: lint unit race portable nested benchsmoke
