@@ -138,10 +138,11 @@
 //
 // # Performance
 //
-// Normalize, rendering and hashing included, takes about 1 µs for a
+// Normalize, rendering and hashing included, takes about 0.9 µs for a
 // 200-byte statement on a 2.3 GHz server core and allocates nothing once the
-// Normalizer's buffers have grown; about a quarter of that is SHA-256.
-// bench/ compares it with DataDog's go-sqllexer on one corpus.
+// Normalizer's buffers have grown; a third of that is SHA-256 (a stream of
+// 226 bytes is four blocks). bench/ compares it with DataDog's go-sqllexer
+// on one corpus, where it is about 4.5 times as fast.
 //
 // # Imports
 //
