@@ -2,7 +2,6 @@ package pfscore
 
 import (
 	"fmt"
-	"sync/atomic"
 
 	"github.com/otelpfs/otelpfs/hwclock"
 	"github.com/otelpfs/otelpfs/internal/owned"
@@ -149,7 +148,7 @@ const (
 // waitSlot is one level of a thread's current-wait stack: a row under a
 // sequence word, odd while its owner writes (see internal/owned).
 type waitSlot struct {
-	seq   atomic.Uint64
+	seq   owned.Seq
 	cells [waitWidth]owned.Uint64
 }
 
@@ -232,7 +231,7 @@ func (t *Thread) beginWaitEvent(w *WaitState, op Operation, inst, name, source u
 	}
 	misc := uint64(op) | uint64(nestType)<<8 | uint64(w.timer)<<miscTimer
 	slot := &t.waits[level]
-	slot.seq.Add(1)
+	slot.seq.BeginWrite()
 	c := &slot.cells
 	c[wThreadID].Set(t.id)
 	c[wEventID].Set(id)
@@ -246,7 +245,7 @@ func (t *Thread) beginWaitEvent(w *WaitState, op Operation, inst, name, source u
 	c[wMisc].Set(misc)
 	c[wBytes].Set(0)
 	c[wSource].Set(source)
-	slot.seq.Add(1)
+	slot.seq.EndWrite()
 	t.depth = level + 1
 	t.depthCell.Set(uint64(level + 1))
 }
@@ -282,14 +281,14 @@ func (w *WaitState) EndWait(bytes int64) {
 func (t *Thread) endWaitEvent(w *WaitState, end uint64, bytes int64) {
 	slot := &t.waits[w.level]
 	c := &slot.cells
-	slot.seq.Add(1)
+	slot.seq.BeginWrite()
 	c[wEndEventID].Set(t.eventID) // END_EVENT_ID is the last event id so far: eventID-1, stored +1
 	c[wTimerEnd].Set(end)
 	if bytes >= 0 {
 		c[wBytes].Set(uint64(bytes))
 		c[wMisc].Set(c[wMisc].Load() | miscHasBytes)
 	}
-	slot.seq.Add(1)
+	slot.seq.EndWrite()
 	t.depth = int(w.level)
 	t.depthCell.Set(uint64(w.level))
 	if w.flags&(wsHistory|wsHistoryLong) != 0 {

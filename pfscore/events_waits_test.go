@@ -552,7 +552,8 @@ func TestTablesConcurrentSafe(t *testing.T) {
 						}
 					}
 				}
-				for _, e := range append(f.s.EventsWaitsHistory(), f.s.EventsWaitsHistoryLong()...) {
+				all := append(f.s.EventsWaitsHistory(), f.s.EventsWaitsHistoryLong()...)
+				for _, e := range append(all, f.s.EventsWaitsCurrent()...) {
 					if e.TimerEnd < e.TimerStart || (!e.InProgress && e.EndEventID < e.EventID) {
 						t.Errorf("inconsistent row: %+v", e)
 						return

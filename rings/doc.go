@@ -98,10 +98,11 @@
 //	2.  v = seq[s].Load()        (Global)
 //	    v dirty, or committed(>= t): Lost++, return a discard slot
 //	3.  seq[s].CAS(v, dirty(t))  (Global)  ->  dirty(t)
-//	    seq[s].Swap(dirty(t))    (PerThread); head = t+1
+//	    seq[s].Swap(dirty(t))    (PerThread; a plain store on amd64,
+//	                              see owned.BeginStore); head = t+1
 //	    CAS failed: another writer moved; back to 2
 //	4.  cells[s*w .. s*w+w-1].Set(...)          dirty(t)   plain stores
-//	5.  seq[s].Store(committed(t))         ->  committed(t)
+//	5.  seq[s].Store(committed(t))         ->  committed(t)   (owned.EndStore)
 //
 //	    reader
 //	a.  b = base.Load(); h = head.Load(); lo = h - min(N, h-b)

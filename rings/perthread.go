@@ -76,9 +76,9 @@ func (r *PerThread) Begin() Slot {
 func (r *PerThread) take() (int, uint64) {
 	t := r.head.Load()
 	s := r.index
-	// The swap is an atomic read-modify-write: on arm64 (SWPAL) the cell
-	// stores that follow cannot be performed before it.
-	r.tb.seq[s].Swap(dirty(t))
+	// On arm64 this is a swap (SWPAL): the cell stores that follow cannot
+	// be performed before it. On amd64 a plain store suffices (owned.BeginStore).
+	owned.BeginStore(&r.tb.seq[s], dirty(t))
 	r.head.Set((t + 1) & ticketMask)
 	if s+1 == r.tb.rows {
 		r.index = 0

@@ -41,7 +41,7 @@ func (s Slot) Commit() {
 	if s.seq == nil {
 		return
 	}
-	s.seq.Store(s.ver)
+	owned.EndStore(s.seq, s.ver)
 }
 
 // table is the storage both rings share: rows slots of width words each, one
@@ -85,7 +85,7 @@ func (tb *table) store(s int, t uint64, row []uint64) {
 	for i, x := range row {
 		cells[i].Set(x)
 	}
-	tb.seq[s].Store(committed(t))
+	owned.EndStore(&tb.seq[s], committed(t))
 }
 
 // appendRows appends, oldest first, every row that a validated copy finds in

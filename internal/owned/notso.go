@@ -1,0 +1,7 @@
+//go:build !(amd64 || 386)
+
+package owned
+
+// storesOrdered is false where stores may become visible out of order: Seq
+// then uses atomic read-modify-writes.
+const storesOrdered = false
