@@ -100,8 +100,13 @@ func (s *Schema) NewThread(class *Class, opt ThreadOptions) *Thread {
 	if n := s.cfg.waitsHistorySize; n > 0 {
 		t.history, _ = rings.NewPerThread(n, waitWidth) // sizes are validated by config
 	}
-	empty := []ownedStat{}
-	t.stats.Store(&empty)
+	// Statistics for every class registered so far, so that the first
+	// events allocate nothing; a class registered later grows the table on
+	// the thread's first event of it.
+	stats := make([]ownedStat, len(s.Classes()))
+	t.stats.Store(&stats)
+	t.statsHint = stats
+	s.threadStatsBytes.Add(int64(len(stats)) * statBytes)
 
 	var instrumented, history bool
 	if opt.User != "" {
