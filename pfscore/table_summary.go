@@ -171,25 +171,24 @@ func (s *Schema) instanceStats() []StatRow {
 	return out
 }
 
-// threadStats returns a thread's statistics by class index.
-func (t *Thread) threadStats(n int) []StatRow {
+// loadStats copies statistics by class index into n rows (classes past the
+// end of src, registered since it was sized, are zero).
+func loadStats[S any, P interface {
+	*S
+	load() StatRow
+}](src []S, n int) []StatRow {
 	out := make([]StatRow, n)
-	st := *t.stats.Load()
-	for i := range min(n, len(st)) {
-		out[i] = st[i].load()
+	for i := range min(n, len(src)) {
+		out[i] = P(&src[i]).load()
 	}
 	return out
 }
 
+// threadStats returns a thread's statistics by class index.
+func (t *Thread) threadStats(n int) []StatRow { return loadStats(*t.stats.Load(), n) }
+
 // actorStats returns an account, user or host row's stored statistics.
-func (r *actorRow) actorStats(n int) []StatRow {
-	out := make([]StatRow, n)
-	w := *r.waits.Load()
-	for i := range min(n, len(w)) {
-		out[i] = w[i].load()
-	}
-	return out
-}
+func (r *actorRow) actorStats(n int) []StatRow { return loadStats(*r.waits.Load(), n) }
 
 func init() {
 	summaryDef("events_waits_summary_global_by_event_name", []any{"EVENT_NAME", ColString},
