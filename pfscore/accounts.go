@@ -54,7 +54,7 @@ func (s *Schema) actorsConnect(user, host string) (acct, usr, hst *actorRow) {
 // aggregate_thread does: into its account if it has one, else into its user
 // and its host; a thread with neither rolls into the global rows of the
 // event names that have no instances (idle). Connections drop by one.
-func (s *Schema) actorsDisconnect(t *Thread, stats []ownedStat) {
+func (s *Schema) actorsDisconnect(t *threadIdent, stats []ownedStat) {
 	s.actorsMu.Lock()
 	defer s.actorsMu.Unlock()
 	var targets []*actorRow

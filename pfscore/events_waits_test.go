@@ -613,3 +613,44 @@ func TestReclaimAfterLoad(t *testing.T) {
 		t.Errorf("allocation after reclamation failed")
 	}
 }
+
+// TestThreadRecycled: an ended thread's memory serves the next one, which
+// starts clean: no current row, no history, zero statistics of its own.
+func TestThreadRecycled(t *testing.T) {
+	f := newFixture(t)
+	name := "wait/synch/mutex/test/m"
+	var ids []uint64
+	for round := range 50 { // sync.Pool may drop an object; many rounds make reuse certain
+		th := f.s.NewThread(f.thread, ThreadOptions{User: "u", Host: "h"})
+		ids = append(ids, th.ID())
+		if cur := f.s.EventsWaitsCurrent(); len(cur) != 0 {
+			t.Fatalf("round %d: a new thread shows current rows %+v", round, cur)
+		}
+		if h := f.s.EventsWaitsHistory(); len(h) != 0 {
+			t.Fatalf("round %d: a new thread shows history %+v", round, h)
+		}
+		if n := count(t, f.s, "events_waits_summary_by_thread_by_event_name", map[string]Value{"THREAD_ID": th.ID(), "EVENT_NAME": name}); n != 0 {
+			t.Fatalf("round %d: a new thread starts with COUNT_STAR %d", round, n)
+		}
+		for range round%3 + 1 {
+			waitOnce(f.m, th)
+		}
+		for _, e := range f.s.EventsWaitsHistory() {
+			if e.ThreadID != th.ID() || e.EventID > uint64(round%3+1) {
+				t.Fatalf("round %d: history row of another life: %+v", round, e)
+			}
+		}
+		th.End()
+	}
+	seen := map[uint64]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Fatalf("THREAD_ID %d reused", id)
+		}
+		seen[id] = true
+	}
+	// The ended threads' waits are all in the account.
+	if n := count(t, f.s, "events_waits_summary_by_account_by_event_name", map[string]Value{"USER": "u", "HOST": "h", "EVENT_NAME": name}); n != 99 { // 16 x (1+2+3) + 1 + 2
+		t.Errorf("account COUNT_STAR %d, want 99", n)
+	}
+}

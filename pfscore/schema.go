@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/otelpfs/otelpfs/hwclock"
 	"github.com/otelpfs/otelpfs/rings"
@@ -47,6 +46,7 @@ type Schema struct {
 	threads    *Container[threadRecord]
 	threadObjs []atomic.Pointer[Thread]
 	threadIDs  atomic.Uint64
+	threadPool sync.Pool // ended Threads, recycled by NewThread
 
 	// Instances.
 	mutexes, rwlocks, conds *Container[syncInstance]
@@ -81,12 +81,8 @@ type Schema struct {
 
 	lastReclaim atomic.Int64 // UnixNano of the last reclamation pass
 
-	nestedWaitLost   atomic.Uint64
-	threadStatsBytes atomic.Int64
+	nestedWaitLost atomic.Uint64
 }
-
-// statBytes is the size of one per-thread statistic, for memory accounting.
-const statBytes = int64(unsafe.Sizeof(ownedStat{}))
 
 // destroyedWaits returns the roll-up of destroyed instances of class i.
 func (s *Schema) destroyedWaits(i int) *sharedStat { return &s.destroyed[i] }

@@ -125,7 +125,7 @@ func (s *Schema) EventsWaitsCurrent() []WaitEvent {
 				continue
 			}
 			e, ok := s.decodeWait(buf[:])
-			if !ok || e.EventID <= marks[t.id] {
+			if !ok || e.EventID <= marks[e.ThreadID] {
 				continue
 			}
 			out = append(out, e)
@@ -204,7 +204,8 @@ func init() {
 			for _, t := range s.liveThreads() {
 				for level := range t.waits {
 					if t.waits[level].copyTo(buf[:]) {
-						marks[t.id] = max(marks[t.id], buf[wEventID])
+						id := buf[wThreadID]
+						marks[id] = max(marks[id], buf[wEventID])
 					}
 				}
 			}

@@ -226,9 +226,10 @@ func init() {
 			n := len(s.Classes())
 			var out []statEntry
 			for _, t := range s.liveThreads() {
+				id := t.ident.Load().id
 				st := t.threadStats(n)
 				for _, c := range classes {
-					out = append(out, statEntry{key: strconv.FormatUint(t.id, 10) + "/" + c.name, lead: Row{t.id, c.name}, stat: st[c.index]})
+					out = append(out, statEntry{key: strconv.FormatUint(id, 10) + "/" + c.name, lead: Row{id, c.name}, stat: st[c.index]})
 				}
 			}
 			return out
@@ -236,18 +237,18 @@ func init() {
 
 	summaryDef("events_waits_summary_by_account_by_event_name", []any{"USER", ColString, "HOST", ColString, "EVENT_NAME", ColString},
 		func(s *Schema) []statEntry {
-			return s.actorSummary(s.accounts, func(t *Thread) *actorRow { return t.acct }, nil,
+			return s.actorSummary(s.accounts, func(t *threadIdent) *actorRow { return t.acct }, nil,
 				func(r *actorRow) Row { return Row{r.user, r.host} })
 		})
 	summaryDef("events_waits_summary_by_user_by_event_name", []any{"USER", ColString, "EVENT_NAME", ColString},
 		func(s *Schema) []statEntry {
-			return s.actorSummary(s.users, func(t *Thread) *actorRow { return t.usr },
+			return s.actorSummary(s.users, func(t *threadIdent) *actorRow { return t.usr },
 				func(a *actorRow) accountKey { return accountKey{user: a.user} },
 				func(r *actorRow) Row { return Row{r.user} })
 		})
 	summaryDef("events_waits_summary_by_host_by_event_name", []any{"HOST", ColString, "EVENT_NAME", ColString},
 		func(s *Schema) []statEntry {
-			return s.actorSummary(s.hosts, func(t *Thread) *actorRow { return t.hst },
+			return s.actorSummary(s.hosts, func(t *threadIdent) *actorRow { return t.hst },
 				func(a *actorRow) accountKey { return accountKey{host: a.host} },
 				func(r *actorRow) Row { return Row{r.host} })
 		})
@@ -292,7 +293,7 @@ func init() {
 // actorSummary computes a by_account/by_user/by_host summary: each row's
 // stored statistics (threads that ended under it), plus its live threads,
 // plus, for users and hosts, the stored statistics of their accounts.
-func (s *Schema) actorSummary(m map[accountKey]*actorRow, of func(*Thread) *actorRow,
+func (s *Schema) actorSummary(m map[accountKey]*actorRow, of func(*threadIdent) *actorRow,
 	parent func(account *actorRow) accountKey, lead func(*actorRow) Row) []statEntry {
 	n := len(s.Classes())
 	rows := s.actorSnapshot(m)
@@ -319,7 +320,7 @@ func (s *Schema) actorSummary(m map[accountKey]*actorRow, of func(*Thread) *acto
 		}
 	}
 	for _, t := range s.liveThreads() {
-		if r := of(t); r != nil {
+		if r := of(t.ident.Load()); r != nil {
 			addTo(r, t.threadStats(n))
 		}
 	}

@@ -47,7 +47,8 @@ func init() {
 		rows: func(s *Schema) []Row {
 			now := hwclock.Nanosecond.Now()
 			var rows []Row
-			for _, t := range s.liveThreads() {
+			for _, th := range s.liveThreads() {
+				t := th.ident.Load()
 				typ := "BACKGROUND"
 				if t.user != "" {
 					typ = "FOREGROUND"
@@ -56,7 +57,7 @@ func init() {
 					nullString(t.user), nullString(t.host), nil,
 					nil, int64((now - t.start) / 1e12), nil,
 					nil, nil, nil,
-					yesNo(t.Instrumented()), yesNo(t.History()), nil, nil})
+					yesNo(th.Instrumented()), yesNo(th.History()), nil, nil})
 			}
 			return rows
 		},

@@ -23,16 +23,12 @@ import (
 // A nil *Thread is valid everywhere and means "no thread": events still feed
 // the global and per-instance summaries.
 type Thread struct {
-	s     *Schema
-	rec   *Record[threadRecord]
-	id    uint64
-	class *Class
-	user  string
-	host  string
-	acct  *actorRow // accounts row; nil without user and host
-	usr   *actorRow // users row; nil without user
-	hst   *actorRow // hosts row; nil without host
-	start uint64    // TIMER_START of the thread, picoseconds
+	s *Schema
+
+	// ident is the thread's identity. Readers load it once per row; a
+	// Thread recycled after End (Schema keeps a pool of them) gets a new
+	// one, so a reader holding an ended Thread never sees a mixed identity.
+	ident atomic.Pointer[threadIdent]
 
 	// mask holds the consumer bits this thread lets through: all but those
 	// INSTRUMENTED=NO or HISTORY=NO switch off. An event ANDs it with the
@@ -40,6 +36,8 @@ type Thread struct {
 	mask atomic.Uint32
 
 	// Owner only.
+	rec       *Record[threadRecord]
+	id        uint64 // ident's id, for the owner's hot path
 	eventID   uint64 // the next EVENT_ID (MySQL's m_event_id)
 	depth     int    // waits in progress
 	statsHint []ownedStat
@@ -50,6 +48,18 @@ type Thread struct {
 	history   *rings.PerThread // events_waits_history; nil when its size is 0
 	stats     atomic.Pointer[[]ownedStat]
 	ended     atomic.Bool
+}
+
+// threadIdent is a thread's identity: immutable once published.
+type threadIdent struct {
+	id    uint64
+	class *Class
+	user  string
+	host  string
+	acct  *actorRow // accounts row; nil without user and host
+	usr   *actorRow // users row; nil without user
+	hst   *actorRow // hosts row; nil without host
+	start uint64    // when the thread started, picoseconds
 }
 
 // threadRecord is a thread's slot in the threads container, which bounds the
@@ -86,27 +96,24 @@ func (s *Schema) NewThread(class *Class, opt ThreadOptions) *Thread {
 	if rec == nil {
 		return nil
 	}
-	t := &Thread{
-		s:       s,
-		rec:     rec,
-		id:      s.threadIDs.Add(1),
-		class:   class,
-		user:    opt.User,
-		host:    opt.Host,
-		eventID: 1,
-		start:   hwclock.Nanosecond.Now(),
+	t, _ := s.threadPool.Get().(*Thread)
+	if t == nil {
+		t = &Thread{s: s}
+		if n := s.cfg.waitsHistorySize; n > 0 {
+			t.history, _ = rings.NewPerThread(n, waitWidth) // sizes are validated by config
+		}
+	} else {
+		t.recycle()
 	}
-	rec.value.id.Set(t.id)
-	if n := s.cfg.waitsHistorySize; n > 0 {
-		t.history, _ = rings.NewPerThread(n, waitWidth) // sizes are validated by config
-	}
+	id := s.threadIDs.Add(1)
+	t.rec, t.id, t.eventID = rec, id, 1
+	rec.value.id.Set(id)
 	// Statistics for every class registered so far, so that the first
 	// events allocate nothing; a class registered later grows the table on
 	// the thread's first event of it.
-	stats := make([]ownedStat, len(s.Classes()))
-	t.stats.Store(&stats)
-	t.statsHint = stats
-	s.threadStatsBytes.Add(int64(len(stats)) * statBytes)
+	if n := len(s.Classes()); len(t.statsHint) < n {
+		t.growStats(n - 1)
+	}
 
 	var instrumented, history bool
 	if opt.User != "" {
@@ -118,11 +125,35 @@ func (s *Schema) NewThread(class *Class, opt ThreadOptions) *Thread {
 		instrumented = false
 	}
 	t.setMask(instrumented, history)
-	t.acct, t.usr, t.hst = s.actorsConnect(opt.User, opt.Host)
+	acct, usr, hst := s.actorsConnect(opt.User, opt.Host)
+	t.ident.Store(&threadIdent{id: id, class: class, user: opt.User, host: opt.Host,
+		acct: acct, usr: usr, hst: hst, start: hwclock.Nanosecond.Now()})
+	t.ended.Store(false)
 
 	s.threadObjs[rec.Index()].Store(t)
 	rec.lock.DirtyToAllocated(d)
 	return t
+}
+
+// recycle clears what a Thread kept of its previous life, before it is
+// published again: the rows of its current-wait stack, its history, its
+// statistics. Readers that still hold it from before see rows vanish, never
+// rows of the new life under the old identity (rows carry their THREAD_ID).
+func (t *Thread) recycle() {
+	for i := range t.waits {
+		w := &t.waits[i]
+		w.seq.BeginWrite()
+		w.cells[wClass].Set(0) // an empty slot
+		w.seq.EndWrite()
+	}
+	t.depth = 0
+	t.depthCell.Set(0)
+	if t.history != nil {
+		t.history.Reset()
+	}
+	for i := range t.statsHint {
+		t.statsHint[i].reset()
+	}
 }
 
 // setMask derives the thread's consumer mask from INSTRUMENTED and HISTORY.
@@ -137,12 +168,12 @@ func (t *Thread) setMask(instrumented, history bool) {
 	t.mask.Store(m)
 }
 
-// ID returns THREAD_ID.
+// ID returns THREAD_ID. Safe for concurrent use.
 func (t *Thread) ID() uint64 {
 	if t == nil {
 		return 0
 	}
-	return t.id
+	return t.ident.Load().id
 }
 
 // Instrumented returns the threads table's INSTRUMENTED.
@@ -181,7 +212,7 @@ func (t *Thread) stat(i int) *ownedStat {
 
 //go:noinline
 func (t *Thread) growStats(i int) *ownedStat {
-	old := *t.stats.Load()
+	old := t.statsHint // the owner's copy of *t.stats
 	n := max(len(t.s.Classes()), i+1)
 	next := make([]ownedStat, n)
 	for j := range old { // the owner is the only writer: a plain copy is exact
@@ -192,7 +223,6 @@ func (t *Thread) growStats(i int) *ownedStat {
 	}
 	t.stats.Store(&next)
 	t.statsHint = next
-	t.s.threadStatsBytes.Add(int64(n-len(old)) * statBytes)
 	return &next[i]
 }
 
@@ -205,11 +235,10 @@ func (t *Thread) End() {
 		return
 	}
 	s := t.s
-	stats := *t.stats.Load()
-	s.actorsDisconnect(t, stats)
+	s.actorsDisconnect(t.ident.Load(), *t.stats.Load())
 	s.threadObjs[t.rec.Index()].Store(nil)
 	s.threads.Free(t.rec)
-	s.threadStatsBytes.Add(-int64(len(stats)) * statBytes)
+	s.threadPool.Put(t) // its memory (stack rows, history ring, statistics) serves the next thread
 	s.maybeReclaim()
 }
 
