@@ -90,23 +90,17 @@ func (s *Schema) actorsDisconnect(t *threadIdent, stats []ownedStat) {
 }
 
 // growWaits returns r's statistics, at least n long. s.actorsMu is held.
-func (r *actorRow) growWaits(n int) []sharedStat {
-	old := *r.waits.Load()
-	if len(old) >= n {
-		return old
-	}
-	next := make([]sharedStat, n)
-	for i := range old {
-		next[i].addRow(old[i].load())
-	}
-	r.waits.Store(&next)
-	return next
-}
+func (r *actorRow) growWaits(n int) []sharedStat { return growShared(&r.waits, n) }
 
 // endedThreadWaits returns the statistics of ended threads by class, at
 // least n long. s.actorsMu is held.
-func (s *Schema) endedThreadWaits(n int) []sharedStat {
-	old := *s.threadsEnded.Load()
+func (s *Schema) endedThreadWaits(n int) []sharedStat { return growShared(&s.threadsEnded, n) }
+
+// growShared returns the statistics p points to, replaced by a copy n long
+// if they are shorter. The caller serializes growers (s.actorsMu); readers
+// load p and read whichever table they got.
+func growShared(p *atomic.Pointer[[]sharedStat], n int) []sharedStat {
+	old := *p.Load()
 	if len(old) >= n {
 		return old
 	}
@@ -114,6 +108,6 @@ func (s *Schema) endedThreadWaits(n int) []sharedStat {
 	for i := range old {
 		next[i].addRow(old[i].load())
 	}
-	s.threadsEnded.Store(&next)
+	p.Store(&next)
 	return next
 }

@@ -75,8 +75,7 @@ type Schema struct {
 
 	// readMu serializes the readers' own state: TRUNCATE baselines.
 	readMu    sync.Mutex
-	baselines map[string]map[string]StatRow // table -> row key -> baseline
-	ioBase    map[string]map[string]ioStat
+	baselines map[string]any    // table -> map[row key]StatRow or ioStat: TRUNCATE baselines
 	curMarks  map[uint64]uint64 // events_waits_current TRUNCATE: thread -> last hidden EVENT_ID
 
 	lastReclaim atomic.Int64 // UnixNano of the last reclamation pass
@@ -113,8 +112,7 @@ func New(opts ...Option) (*Schema, error) {
 	s.consumers.Store(bits)
 
 	s.names = newStrtab(cfg.maxNames)
-	s.baselines = map[string]map[string]StatRow{}
-	s.ioBase = map[string]map[string]ioStat{}
+	s.baselines = map[string]any{}
 	s.curMarks = map[uint64]uint64{}
 	s.accounts = map[accountKey]*actorRow{}
 	s.users = map[accountKey]*actorRow{}

@@ -117,6 +117,21 @@ func (s *Schema) SetupInstruments() []SetupInstrumentsRow {
 // number of rows matched. The change is seen by the next event that starts;
 // an event already started ends as it began.
 func (s *Schema) UpdateInstruments(pattern string, enabled, timed *bool) (int, error) {
+	return s.updateClasses(pattern, func(c *Class) bool { return true }, func(c *Class, f uint32) uint32 {
+		if enabled != nil {
+			f = setBit(f, flagSetEnabled, *enabled)
+		}
+		if timed != nil && c.kind.Timed() {
+			f = setBit(f, flagSetTimed, *timed)
+		}
+		return f
+	})
+}
+
+// updateClasses applies update to the flags of every class that match
+// selects and whose name is LIKE pattern, re-deriving the effective switch,
+// and returns how many it changed. Setup updates are serialized by setupMu.
+func (s *Schema) updateClasses(pattern string, match func(*Class) bool, update func(*Class, uint32) uint32) (int, error) {
 	if err := checkPattern(pattern); err != nil {
 		return 0, err
 	}
@@ -125,18 +140,11 @@ func (s *Schema) UpdateInstruments(pattern string, enabled, timed *bool) (int, e
 	global := s.consumerOn(ConsumerGlobalInstrumentation)
 	n := 0
 	for _, c := range s.Classes() {
-		if !Like(pattern, c.name) {
+		if !match(c) || !Like(pattern, c.name) {
 			continue
 		}
 		n++
-		f := c.flags.Load()
-		if enabled != nil {
-			f = setBit(f, flagSetEnabled, *enabled)
-		}
-		if timed != nil && c.kind.Timed() {
-			f = setBit(f, flagSetTimed, *timed)
-		}
-		c.flags.Store(deriveClassFlags(f, global))
+		c.flags.Store(deriveClassFlags(update(c, c.flags.Load()), global))
 	}
 	return n, nil
 }

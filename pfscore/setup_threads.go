@@ -39,28 +39,15 @@ func (s *Schema) SetupThreads() []SetupThreadsRow {
 // threads created afterwards, not running ones (use Thread.SetInstrumented
 // and SetHistory for those). It returns the number of rows matched.
 func (s *Schema) UpdateThreads(pattern string, enabled, history *bool) (int, error) {
-	if err := checkPattern(pattern); err != nil {
-		return 0, err
-	}
-	s.setupMu.Lock()
-	defer s.setupMu.Unlock()
-	global := s.consumerOn(ConsumerGlobalInstrumentation)
-	n := 0
-	for _, c := range s.Classes() {
-		if c.kind != KindThread || !Like(pattern, c.name) {
-			continue
-		}
-		n++
-		f := c.flags.Load()
+	return s.updateClasses(pattern, func(c *Class) bool { return c.kind == KindThread }, func(_ *Class, f uint32) uint32 {
 		if enabled != nil {
 			f = setBit(f, flagSetEnabled, *enabled)
 		}
 		if history != nil {
 			f = setBit(f, flagHistory, *history)
 		}
-		c.flags.Store(deriveClassFlags(f, global))
-	}
-	return n, nil
+		return f
+	})
 }
 
 // threadClassDefaults returns a thread class's ENABLED and HISTORY.

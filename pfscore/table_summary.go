@@ -10,30 +10,47 @@ import (
 // baseline, for the table and for the tables MySQL truncates with it. The
 // records themselves are never reset (see table.go).
 
-// statEntry is one raw summary row.
-type statEntry struct {
+// entry is one raw summary row: statistics S (StatRow, or ioStat for the
+// file and socket summaries) and the key columns.
+type entry[S any] struct {
 	key  string // identifies the row across snapshots, for baselines
 	lead Row    // the key columns
-	stat StatRow
+	stat S
 }
 
-// ioEntry is one raw file or socket summary row.
-type ioEntry struct {
-	key  string
-	lead Row
-	stat ioStat
-}
+type (
+	statEntry = entry[StatRow]
+	ioEntry   = entry[ioStat]
+)
 
-// summaryDef defines a table of statEntry rows. implied are tables whose
-// baselines move with this one's (MySQL's implicit truncations).
-func summaryDef(name string, lead []any, raw func(*Schema) []statEntry, implied ...string) {
+// rebaser is what a summary's statistics must do: subtract a baseline.
+type rebaser[S any] interface{ sub(S) S }
+
+// truncators maps each summary table to what TRUNCATE does to it alone:
+// record its live values as its baseline. A table's own TRUNCATE also runs
+// those of the tables MySQL truncates with it.
+var truncators = map[string]func(*Schema){}
+
+// defineSummary defines a summary table: columns, its raw rows, how a row's
+// statistics render after the key columns, and the tables whose baselines
+// move with this one's (MySQL's implicit truncations). s.readMu is held by
+// truncate functions (see Schema.Truncate).
+func defineSummary[S rebaser[S]](name string, columns []Column, raw func(*Schema) []entry[S], render func(Row, S) Row, implied ...string) {
+	truncators[name] = func(s *Schema) {
+		entries := raw(s)
+		base := make(map[string]S, len(entries))
+		for _, e := range entries {
+			base[e.key] = e.stat
+		}
+		s.baselines[name] = base
+	}
 	defineTable(&tableDef{
 		name:    name,
-		columns: cols(append(lead, statCols("")...)...),
+		columns: columns,
 		rows: func(s *Schema) []Row {
 			entries := raw(s)
 			s.readMu.Lock()
-			base := s.baselines[name]
+			base, _ := s.baselines[name].(map[string]S)
 			s.readMu.Unlock()
 			rows := make([]Row, len(entries))
 			for i, e := range entries {
@@ -41,45 +58,41 @@ func summaryDef(name string, lead []any, raw func(*Schema) []statEntry, implied 
 				if b, ok := base[e.key]; ok {
 					st = st.sub(b)
 				}
-				rows[i] = st.values(append(Row(nil), e.lead...))
+				rows[i] = render(append(Row(nil), e.lead...), st)
 			}
 			return rows
 		},
 		truncate: func(s *Schema) {
 			for _, n := range append([]string{name}, implied...) {
-				if fn := statRaw[n]; fn != nil {
-					s.baselines[n] = baselineOf(fn(s))
-				}
-				if fn := ioRaw[n]; fn != nil {
-					s.ioBase[n] = ioBaselineOf(fn(s))
+				if fn := truncators[n]; fn != nil {
+					fn(s)
 				}
 			}
 		},
 	})
-	statRaw[name] = raw
 }
 
-// statRaw and ioRaw map table names to their raw functions, for implied
-// truncations.
-var (
-	statRaw = map[string]func(*Schema) []statEntry{}
-	ioRaw   = map[string]func(*Schema) []ioEntry{}
-)
-
-func baselineOf(entries []statEntry) map[string]StatRow {
-	m := make(map[string]StatRow, len(entries))
-	for _, e := range entries {
-		m[e.key] = e.stat
-	}
-	return m
+// summaryDef defines a summary of waits: key columns, then COUNT_STAR and
+// the timer columns.
+func summaryDef(name string, lead []any, raw func(*Schema) []statEntry, implied ...string) {
+	defineSummary(name, cols(append(lead, statCols("")...)...), raw, func(row Row, st StatRow) Row { return st.values(row) }, implied...)
 }
 
-func ioBaselineOf(entries []ioEntry) map[string]ioStat {
-	m := make(map[string]ioStat, len(entries))
-	for _, e := range entries {
-		m[e.key] = e.stat
-	}
-	return m
+// ioSummaryDef defines a file_summary_* or socket_summary_* table: all
+// waits, then READ, WRITE and MISC with bytes for the first two.
+func ioSummaryDef(name string, lead []any, raw func(*Schema) []ioEntry, implied ...string) {
+	spec := append(lead, statCols("")...)
+	spec = append(spec, statCols("READ")...)
+	spec = append(spec, "SUM_NUMBER_OF_BYTES_READ", ColUint)
+	spec = append(spec, statCols("WRITE")...)
+	spec = append(spec, "SUM_NUMBER_OF_BYTES_WRITE", ColUint)
+	spec = append(spec, statCols("MISC")...)
+	defineSummary(name, cols(spec...), raw, func(row Row, st ioStat) Row {
+		row = st.All().values(row)
+		row = append(st.Read.values(row), st.ReadBytes)
+		row = append(st.Write.values(row), st.WriteBytes)
+		return st.Misc.values(row)
+	}, implied...)
 }
 
 // sub rebases an I/O row (see StatRow.sub).
@@ -92,46 +105,6 @@ func (r ioStat) sub(b ioStat) ioStat {
 		out.WriteBytes = r.WriteBytes - b.WriteBytes
 	}
 	return out
-}
-
-// ioSummaryDef defines a file_summary_* or socket_summary_* table.
-func ioSummaryDef(name string, lead []any, raw func(*Schema) []ioEntry, implied ...string) {
-	spec := append(lead, statCols("")...)
-	spec = append(spec, statCols("READ")...)
-	spec = append(spec, "SUM_NUMBER_OF_BYTES_READ", ColUint)
-	spec = append(spec, statCols("WRITE")...)
-	spec = append(spec, "SUM_NUMBER_OF_BYTES_WRITE", ColUint)
-	spec = append(spec, statCols("MISC")...)
-	defineTable(&tableDef{
-		name:    name,
-		columns: cols(spec...),
-		rows: func(s *Schema) []Row {
-			entries := raw(s)
-			s.readMu.Lock()
-			base := s.ioBase[name]
-			s.readMu.Unlock()
-			rows := make([]Row, len(entries))
-			for i, e := range entries {
-				st := e.stat
-				if b, ok := base[e.key]; ok {
-					st = st.sub(b)
-				}
-				row := st.All().values(append(Row(nil), e.lead...))
-				row = append(st.Read.values(row), st.ReadBytes)
-				row = append(st.Write.values(row), st.WriteBytes)
-				rows[i] = st.Misc.values(row)
-			}
-			return rows
-		},
-		truncate: func(s *Schema) {
-			for _, n := range append([]string{name}, implied...) {
-				if fn := ioRaw[n]; fn != nil {
-					s.ioBase[n] = ioBaselineOf(fn(s))
-				}
-			}
-		},
-	})
-	ioRaw[name] = raw
 }
 
 // waitClasses returns the classes whose events are waits.
