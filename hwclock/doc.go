@@ -68,6 +68,10 @@
 //   - An unserialized RDTSC may be performed a few dozen cycles early or late
 //     relative to the code it times (cycles_amd64.go says why it is still the
 //     right choice).
+//   - arm64's virtual counter runs at a platform-defined rate, from 24 MHz
+//     (many cores) to 1 GHz (recent servers): where it is slow, CYCLE is
+//     coarser than NANOSECOND and short waits read as 0 or one tick; set the
+//     wait row of setup_timers to NANOSECOND there.
 //
 // # Imports
 //

@@ -228,7 +228,10 @@ func TestPerformanceTimers(t *testing.T) {
 		if r.Resolution == 0 {
 			t.Errorf("%v resolution 0", r.Name)
 		}
-		if i > 0 && rows[i-1].Frequency < r.Frequency {
+		// The fixed-frequency timers come fastest first; CYCLE's frequency
+		// is the platform's (arm64's virtual counter often runs at 24 to
+		// 100 MHz, below NANOSECOND's).
+		if i > 1 && rows[i-1].Frequency < r.Frequency {
 			t.Errorf("rows not ordered by frequency: %v %d before %v %d", rows[i-1].Name, rows[i-1].Frequency, r.Name, r.Frequency)
 		}
 	}
@@ -341,7 +344,9 @@ func TestResolutionAndOverhead(t *testing.T) {
 	if o := overhead(Nanosecond); o > 1_000_000 {
 		t.Errorf("NANOSECOND overhead %d ns: the minimum of %d calls cannot be a millisecond", o, overheadSamples)
 	}
-	if o := overheadPicos(Nanosecond); o == 0 && cycleNative {
+	// Against the TSC (a cycle per tick) a clock read cannot look free; a
+	// coarse counter (arm64's) may not see it at all.
+	if o := overheadPicos(Nanosecond); o == 0 && cycleNative && runtime.GOARCH == "amd64" {
 		t.Errorf("a NANOSECOND call measured as free")
 	}
 }
