@@ -10,21 +10,20 @@ import (
 // A Cond is a sync.Cond instrumented as wait/synch/cond/<component>/<name>:
 // each Wait is a wait event, from the call to the return with L held again.
 // Signal and Broadcast are not waits and are not recorded. Make it with
-// NewCond; L is exported as in sync.Cond.
+// NewCond; it embeds sync.Cond, so L, Signal and Broadcast are sync.Cond's.
 //
 // When L is an instrumented Mutex, the re-lock inside Wait is recorded too,
 // as a lock wait of L without a thread (sync.Cond calls L.Lock itself).
 type Cond struct {
-	L sync.Locker
-	c sync.Cond
+	// sync.Cond's L, Signal and Broadcast are promoted; Wait is replaced.
+	sync.Cond
 	syncObject
 }
 
 // NewCond returns a condition variable of the instrument class name
 // (wait/synch/cond/<component>/<name>) with locker l.
 func NewCond(l sync.Locker, name string, opts ...Option) *Cond {
-	c := &Cond{L: l}
-	c.c.L = l
+	c := &Cond{Cond: sync.Cond{L: l}}
 	c.init(name, pfscore.KindCond, 1, opts)
 	freeWithOwner(c, c.inst)
 	return c
@@ -51,20 +50,14 @@ func (b BoundCond) Wait() { b.c.wait(b.t) }
 
 func (c *Cond) wait(t *Thread) {
 	if !c.on() {
-		c.c.Wait()
+		c.Cond.Wait()
 		return
 	}
 	var w pfscore.WaitState
 	if !c.inst.BeginWait(&w, t, pfscore.OpWait) {
-		c.c.Wait()
+		c.Cond.Wait()
 		return
 	}
-	c.c.Wait()
+	c.Cond.Wait()
 	w.EndWait(-1) // with L held: cond statistics are serialized by L
 }
-
-// Signal wakes one goroutine waiting on c.
-func (c *Cond) Signal() { c.c.Signal() }
-
-// Broadcast wakes all goroutines waiting on c.
-func (c *Cond) Broadcast() { c.c.Broadcast() }
