@@ -1,6 +1,7 @@
 package instrument
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -263,4 +264,82 @@ func TestSyncZeroAllocs(t *testing.T) {
 			t.Errorf("%s: %v allocs per run, want 0", name, a)
 		}
 	}
+}
+
+// TestSyncVariants drives the variants the other tests do not: Init on a
+// value, the …Ctx methods, TryRLock, WithDocumentation and WithSource.
+func TestSyncVariants(t *testing.T) {
+	s := syncSchema(t)
+	th := NewThread("thread/test/worker", WithSchema(s))
+	defer th.End()
+	ctx := ContextWithThread(context.Background(), th)
+
+	var box struct {
+		mu Mutex
+		rw RWMutex
+		n  int
+	}
+	box.mu.Init("wait/synch/mutex/test/boxed", WithSchema(s), WithDocumentation("a mutex in a struct"), WithSource("box.go:7"))
+	box.rw.Init("wait/synch/rwlock/test/boxed", WithSchema(s))
+	box.mu.LockCtx(ctx)
+	box.n++
+	box.mu.Unlock()
+	box.rw.LockCtx(ctx)
+	box.n++
+	box.rw.Unlock()
+	box.rw.RLockCtx(ctx)
+	box.n++
+	box.rw.RUnlock()
+	if !box.rw.TryRLock() {
+		t.Fatal("TryRLock failed on a free rwlock")
+	}
+	box.n++
+	box.rw.RUnlock()
+	box.rw.Lock()
+	box.n++
+	box.rw.Unlock()
+
+	byName := map[string]uint64{}
+	for _, r := range rowsWhere(t, s, "events_waits_summary_by_thread_by_event_name", "THREAD_ID", th.ID()) {
+		byName[r["EVENT_NAME"].(string)] = r["COUNT_STAR"].(uint64)
+	}
+	if byName["wait/synch/mutex/test/boxed"] != 1 || byName["wait/synch/rwlock/test/boxed"] != 2 {
+		t.Errorf("thread's waits by name: %v (want the mutex once, the rwlock twice: the others had no thread)", byName)
+	}
+	if c := rowsWhere(t, s, "events_waits_summary_by_instance", "EVENT_NAME", "wait/synch/rwlock/test/boxed")[0]["COUNT_STAR"]; c != uint64(4) {
+		t.Errorf("rwlock by_instance COUNT_STAR %v, want 4", c)
+	}
+	doc := rowsWhere(t, s, "setup_instruments", "NAME", "wait/synch/mutex/test/boxed")
+	if len(doc) != 1 || doc[0]["DOCUMENTATION"] != "a mutex in a struct" {
+		t.Errorf("setup_instruments row: %v", doc)
+	}
+	var src string
+	for _, e := range s.EventsWaitsHistory() {
+		if e.EventName == "wait/synch/mutex/test/boxed" {
+			src = e.Source
+		}
+	}
+	if src != "box.go:7" {
+		t.Errorf("SOURCE = %q, want the WithSource value", src)
+	}
+
+	// Cond.WaitCtx, with the condition already met after one signal.
+	c := NewCond(&box.mu, "wait/synch/cond/test/boxed", WithSchema(s))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		box.mu.Lock()
+		for box.n < 6 {
+			c.Wait()
+		}
+		box.mu.Unlock()
+	}()
+	box.mu.Lock()
+	box.n++
+	c.Broadcast()
+	box.mu.Unlock()
+	<-done
+	box.mu.Lock()
+	c.Signal() // nobody waits: harmless
+	box.mu.Unlock()
 }
