@@ -8,11 +8,12 @@
 //
 // # Quick start
 //
-//	var cache = instrument.NewMutex("wait/synch/mutex/app/cache")
-//	var wal   = instrument.NewFileClass("wait/io/file/app/wal")
+//	var cache    = instrument.NewMutex("wait/synch/mutex/app/cache")
+//	var wal      = instrument.NewFileClass("wait/io/file/app/wal")
+//	var requests = instrument.NewThreadClass("thread/app/request")
 //
 //	func handle(ctx context.Context, user string) {
-//		t := instrument.NewThread("thread/app/request", instrument.WithUser(user))
+//		t := requests.Start(user, "") // an actor: a request
 //		defer t.End()
 //		ctx = instrument.ContextWithThread(ctx, t)
 //

@@ -343,3 +343,24 @@ func TestSyncVariants(t *testing.T) {
 	c.Signal() // nobody waits: harmless
 	box.mu.Unlock()
 }
+
+func TestThreadClass(t *testing.T) {
+	s := syncSchema(t)
+	requests := NewThreadClass("thread/test/request", WithSchema(s))
+	th := requests.Start("alice", "10.0.0.7")
+	if th == nil {
+		t.Fatal("Start returned nil")
+	}
+	rows := rowsWhere(t, s, "threads", "THREAD_ID", th.ID())
+	if len(rows) != 1 || rows[0]["NAME"] != "thread/test/request" || rows[0]["PROCESSLIST_USER"] != "alice" || rows[0]["PROCESSLIST_HOST"] != "10.0.0.7" {
+		t.Errorf("threads row: %v", rows)
+	}
+	th.End()
+	if NewThreadClass("not a name", WithSchema(s)).Start("u", "h") != nil {
+		t.Errorf("an invalid thread class started a thread")
+	}
+	var none *ThreadClass
+	if none.Start("u", "h") != nil {
+		t.Errorf("a nil ThreadClass started a thread")
+	}
+}

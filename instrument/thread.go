@@ -14,14 +14,45 @@ type Thread = pfscore.Thread
 // NewThread starts a thread of the class name (thread/<component>/<name>,
 // registered on first use) and returns it. End it with Thread.End when the
 // actor is done. It returns nil, which every instrument accepts, if the
-// name is invalid or the schema's thread table is full.
+// name is invalid or the schema's thread table is full. For a thread per
+// request, a ThreadClass saves the name lookup and the options.
 func NewThread(name string, opts ...Option) *Thread {
 	c := newConfig(opts)
-	class := c.register(name)
-	if class == nil {
+	return NewThreadClass(name, opts...).Start(c.user, c.host)
+}
+
+// A ThreadClass is a thread class registered once, to start many threads
+// cheaply (a thread per request or per connection):
+//
+//	var requests = instrument.NewThreadClass("thread/app/request")
+//
+//	func handle(w http.ResponseWriter, r *http.Request) {
+//		t := requests.Start(user(r), clientHost(r))
+//		defer t.End()
+//		…
+//	}
+type ThreadClass struct {
+	schema *pfscore.Schema
+	class  *pfscore.Class // nil: an invalid name or a full schema
+}
+
+// NewThreadClass registers the thread class name (thread/<component>/<name>).
+// WithSchema and WithDocumentation apply; WithUser and WithHost do not (they
+// belong to each thread: see Start). An invalid name gives a class whose
+// threads are nil, which every instrument accepts.
+func NewThreadClass(name string, opts ...Option) *ThreadClass {
+	c := newConfig(opts)
+	return &ThreadClass{schema: c.schema, class: c.register(name)}
+}
+
+// Start starts a thread of the class for user@host (either may be empty: a
+// thread without a user is a background thread, see pfscore.ThreadOptions).
+// It returns nil if the class is invalid or the thread table is full.
+func (c *ThreadClass) Start(user, host string) *Thread {
+	if c == nil || c.class == nil {
 		return nil
 	}
-	return c.schema.NewThread(class, pfscore.ThreadOptions{User: c.user, Host: c.host})
+	return c.schema.NewThread(c.class, pfscore.ThreadOptions{User: user, Host: host})
 }
 
 type threadKey struct{}
