@@ -71,8 +71,11 @@ func (s *Schema) decodeWait(c []uint64) (WaitEvent, bool) {
 		e.TimerEnd = c[wTimerEnd]
 	} else {
 		e.InProgress = true
-		if e.TimerStart != 0 { // MySQL shows an event in progress as ending now
-			e.TimerEnd = hwclock.Timer(misc >> miscTimer & 0xff).Now()
+		// MySQL shows an event in progress as ending now, read with the
+		// event's own timer (recorded in the row; a reader never trusts a
+		// row's byte as an index).
+		if tm := hwclock.Timer(misc >> miscTimer & 0xff); e.TimerStart != 0 && tm < hwclock.NumTimers {
+			e.TimerEnd = tm.Now()
 		}
 	}
 	if e.TimerStart != 0 {
