@@ -40,8 +40,9 @@ func runTop(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "usage: pfs top [--addr host:port] [--interval 5s] [--count N | --once] [--limit N]")
 		fmt.Fprintln(stderr, "\nA report in the manner of MySQL's sys schema, refreshed until interrupted: top")
 		fmt.Fprintln(stderr, "waits by total latency, hottest instances, busiest threads, lost counters.")
-		fmt.Fprintln(stderr, "Totals are cumulative since start-up or the tables' last TRUNCATE. The screen")
-		fmt.Fprintln(stderr, "is cleared between reports only when standard output is a terminal.")
+		fmt.Fprintln(stderr, "Totals are cumulative since start-up or the tables' last TRUNCATE; from the")
+		fmt.Fprintln(stderr, "second report on, top waits also show the last interval and are ranked by it.")
+		fmt.Fprintln(stderr, "The screen is cleared between reports only when standard output is a terminal.")
 		fmt.Fprintln(stderr, "\nflags:")
 		fs.PrintDefaults()
 	}
@@ -64,6 +65,7 @@ func runTop(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	tty := isTerminal(stdout)
+	var st topState
 	for i := 0; *count == 0 || i < *count; i++ {
 		if i > 0 {
 			select {
@@ -78,7 +80,7 @@ func runTop(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			fmt.Fprintf(&frame, "  every %s", *interval)
 		}
 		frame.WriteString("\n")
-		if err := topReport(c, &frame, *limit); err != nil {
+		if err := topReport(c, &frame, *limit, &st); err != nil {
 			// The first report, and every report a script asked for, must
 			// succeed; a live screen shows the error and tries again.
 			if i == 0 || *count > 0 {
@@ -111,8 +113,14 @@ func isTerminal(w io.Writer) bool {
 // A topSection is one part of the report.
 type topSection struct {
 	title string
-	build func(c *client, limit int) (*pfscore.Result, error)
+	build func(c *client, limit int, st *topState) (*pfscore.Result, error)
 	empty string // what an empty result means
+}
+
+// topState is what a refreshing report remembers of the previous one, to
+// show what happened in between.
+type topState struct {
+	waits map[string][2]uint64 // EVENT_NAME -> COUNT_STAR, SUM_TIMER_WAIT; nil before the first report
 }
 
 var topSections = []topSection{
@@ -124,10 +132,10 @@ var topSections = []topSection{
 
 // topReport writes one report. A section whose table the service does not
 // have says so; any other failure is returned.
-func topReport(c *client, w *bytes.Buffer, limit int) error {
+func topReport(c *client, w *bytes.Buffer, limit int, st *topState) error {
 	for _, s := range topSections {
 		fmt.Fprintf(w, "\n%s\n", s.title)
-		res, err := s.build(c, limit)
+		res, err := s.build(c, limit, st)
 		switch {
 		case isNotFound(err):
 			fmt.Fprintln(w, "  (not available from this service)")
@@ -186,29 +194,61 @@ func newResult(name string, spec ...any) *pfscore.Result {
 	return res
 }
 
-// topWaits is sys.waits_global_by_latency.
-func topWaits(c *client, limit int) (*pfscore.Result, error) {
+// topWaits is sys.waits_global_by_latency. From the second report on it
+// adds the waits and latency of the last interval and ranks by them, so a
+// refreshing screen shows what the service waits on now.
+func topWaits(c *client, limit int, st *topState) (*pfscore.Result, error) {
 	src, err := c.table("events_waits_summary_global_by_event_name", url.Values{
 		"where": {"EVENT_NAME != 'idle' AND SUM_TIMER_WAIT > 0"},
 		"order": {"SUM_TIMER_WAIT desc"},
-		"limit": {strconv.Itoa(limit)},
 	})
 	if err != nil {
 		return nil, err
 	}
 	m := columnsOf(src)
-	res := newResult("waits_global_by_latency", "events", pfscore.ColString, "total", pfscore.ColUint,
-		"total_latency", pfscore.ColPicos, "avg_latency", pfscore.ColPicos, "max_latency", pfscore.ColPicos)
+	prev := st.waits
+	st.waits = make(map[string][2]uint64, len(src.Rows))
+	type row struct {
+		r          pfscore.Row
+		dCount, dT uint64
+	}
+	rows := make([]row, 0, len(src.Rows))
 	for _, r := range src.Rows {
-		res.Rows = append(res.Rows, pfscore.Row{m.get(r, "EVENT_NAME"), m.get(r, "COUNT_STAR"),
-			m.get(r, "SUM_TIMER_WAIT"), m.get(r, "AVG_TIMER_WAIT"), m.get(r, "MAX_TIMER_WAIT")})
+		name, count, sum := m.str(r, "EVENT_NAME"), m.uint(r, "COUNT_STAR"), m.uint(r, "SUM_TIMER_WAIT")
+		st.waits[name] = [2]uint64{count, sum}
+		var d row
+		d.r = r
+		if p, ok := prev[name]; ok && count >= p[0] && sum >= p[1] { // else: truncated since
+			d.dCount, d.dT = count-p[0], sum-p[1]
+		} else if prev != nil {
+			d.dCount, d.dT = count, sum
+		}
+		rows = append(rows, d)
+	}
+	if prev != nil { // rank by the interval; the server ranked by total
+		slices.SortStableFunc(rows, func(a, b row) int { return cmp.Compare(b.dT, a.dT) })
+	}
+	spec := []any{"events", pfscore.ColString, "total", pfscore.ColUint,
+		"total_latency", pfscore.ColPicos, "avg_latency", pfscore.ColPicos, "max_latency", pfscore.ColPicos}
+	if prev != nil {
+		spec = append(spec, "interval", pfscore.ColUint, "interval_latency", pfscore.ColPicos)
+	}
+	res := newResult("waits_global_by_latency", spec...)
+	for _, d := range rows[:min(limit, len(rows))] {
+		r := d.r
+		out := pfscore.Row{m.get(r, "EVENT_NAME"), m.get(r, "COUNT_STAR"),
+			m.get(r, "SUM_TIMER_WAIT"), m.get(r, "AVG_TIMER_WAIT"), m.get(r, "MAX_TIMER_WAIT")}
+		if prev != nil {
+			out = append(out, d.dCount, d.dT)
+		}
+		res.Rows = append(res.Rows, out)
 	}
 	return res, nil
 }
 
 // topInstances lists the instances with the most wait time, named by their
 // file or address where the service says.
-func topInstances(c *client, limit int) (*pfscore.Result, error) {
+func topInstances(c *client, limit int, _ *topState) (*pfscore.Result, error) {
 	src, err := c.table("events_waits_summary_by_instance", url.Values{
 		"where": {"SUM_TIMER_WAIT > 0"},
 		"order": {"SUM_TIMER_WAIT desc"},
@@ -282,7 +322,7 @@ func shorten(s string, n int) string {
 
 // topThreads ranks threads by their total wait time, with the wait that
 // took most of it, as sys's thread reports do.
-func topThreads(c *client, limit int) (*pfscore.Result, error) {
+func topThreads(c *client, limit int, _ *topState) (*pfscore.Result, error) {
 	src, err := c.table("events_waits_summary_by_thread_by_event_name", url.Values{
 		"where": {"EVENT_NAME != 'idle' AND SUM_TIMER_WAIT > 0"},
 	})
@@ -351,7 +391,7 @@ func topThreads(c *client, limit int) (*pfscore.Result, error) {
 }
 
 // topLost lists the *_lost counters that are not zero.
-func topLost(c *client, limit int) (*pfscore.Result, error) {
+func topLost(c *client, limit int, _ *topState) (*pfscore.Result, error) {
 	src, err := c.table("global_status", url.Values{
 		"where": {"VARIABLE_NAME LIKE '%lost' AND VARIABLE_VALUE > 0"},
 		"order": {"VARIABLE_VALUE desc"},

@@ -146,3 +146,43 @@ func TestTopErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestTopInterval: from the second report on, top waits show what happened
+// in the interval and rank by it.
+func TestTopInterval(t *testing.T) {
+	svc := startService(t)
+	c, err := newClient(svc.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st topState
+	first, err := topWaits(c, 10, &st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Columns) != 5 {
+		t.Errorf("first report has %d columns, want the 5 cumulative ones", len(first.Columns))
+	}
+	svc.work(7)
+	second, err := topWaits(c, 10, &st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := columnsOf(second)
+	if _, ok := m["interval"]; !ok {
+		t.Fatalf("second report lacks the interval columns: %v", second.Columns)
+	}
+	if len(second.Rows) == 0 || m.str(second.Rows[0], "events") != testMutex {
+		t.Fatalf("the mutex, the only wait since, should rank first: %v", second.Rows)
+	}
+	r := second.Rows[0]
+	if m.uint(r, "interval") != 7 || m.uint(r, "total") != 27 || m.uint(r, "interval_latency") == 0 {
+		t.Errorf("mutex row: interval %d total %d interval_latency %d; want 7, 27, > 0",
+			m.uint(r, "interval"), m.uint(r, "total"), m.uint(r, "interval_latency"))
+	}
+	for _, r := range second.Rows[1:] {
+		if m.uint(r, "interval") != 0 {
+			t.Errorf("%s waited in the interval: %v", m.str(r, "events"), r)
+		}
+	}
+}
