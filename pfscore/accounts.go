@@ -12,6 +12,11 @@ type actorRow struct {
 	current    atomic.Int64  // CURRENT_CONNECTIONS
 	total      atomic.Uint64 // TOTAL_CONNECTIONS, since the row was made
 	totalBase  atomic.Uint64 // TOTAL_CONNECTIONS at the last TRUNCATE
+	// hideUntil, when not 0, hides the row from its by_account/by_user/
+	// by_host summary while TOTAL_CONNECTIONS is still hideUntil-1: a
+	// TRUNCATE of the summary removes the rows of actors without
+	// connections, until they connect again.
+	hideUntil atomic.Uint64
 	// waits is indexed by class; grown under Schema.actorsMu.
 	waits atomic.Pointer[[]sharedStat]
 }
@@ -110,4 +115,23 @@ func growShared(p *atomic.Pointer[[]sharedStat], n int) []sharedStat {
 	}
 	p.Store(&next)
 	return next
+}
+
+// hiddenInSummary reports whether a TRUNCATE of the row's summary removed
+// it and it has not connected since.
+func (r *actorRow) hiddenInSummary() bool {
+	h := r.hideUntil.Load()
+	return h != 0 && r.total.Load() == h-1
+}
+
+// hideIdleActors is the part of TRUNCATE of a by_account/by_user/by_host
+// summary that removes the rows of actors with no connection.
+func (s *Schema) hideIdleActors(m map[accountKey]*actorRow) {
+	s.actorsMu.Lock()
+	defer s.actorsMu.Unlock()
+	for _, r := range m {
+		if r.current.Load() == 0 {
+			r.hideUntil.Store(r.total.Load() + 1)
+		}
+	}
 }

@@ -86,7 +86,7 @@
 // TRUNCATE TABLE (Truncate) has MySQL's effects where MySQL allows it: the
 // history tables empty; a summary restarts from zero, and truncating a
 // global summary restarts the summaries beneath it; accounts, users and
-// hosts lose their rows without connections. It is done on the reader's
+// hosts, and their summaries, lose their rows without connections. It is done on the reader's
 // side (ring bases, summary baselines) and never touches a record, so it
 // costs the provider nothing.
 //
@@ -95,9 +95,6 @@
 //   - After TRUNCATE of a summary, MIN_TIMER_WAIT and MAX_TIMER_WAIT may
 //     still reflect events from before it, until the row is truncated with
 //     no event since (counts and sums are exact).
-//   - TRUNCATE of a by_account/by_user/by_host summary restarts its rows
-//     but does not remove rows of accounts without connections (TRUNCATE
-//     accounts does).
 //   - SOURCE is where the instrumented object was created, captured once,
 //     not the call site of each event: a stack walk per event would cost
 //     more than the event.

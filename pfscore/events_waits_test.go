@@ -429,6 +429,28 @@ func TestTruncate(t *testing.T) {
 		t.Errorf("TRUNCATE nosuch allowed")
 	}
 
+	// An actor summary loses the rows of actors without connections, until
+	// they connect again.
+	byAcct := map[string]Value{"USER": "u", "HOST": "h", "EVENT_NAME": name}
+	idle := f.s.NewThread(f.thread, ThreadOptions{User: "idle", Host: "h"})
+	waitOnce(f.m, idle)
+	idle.End()
+	if err := f.s.Truncate("events_waits_summary_by_account_by_event_name"); err != nil {
+		t.Fatal(err)
+	}
+	if rows := findRows(t, f.s, "events_waits_summary_by_account_by_event_name", map[string]Value{"USER": "idle"}); len(rows) != 0 {
+		t.Errorf("by_account keeps a row without connections after TRUNCATE: %v", rows)
+	}
+	if rows := findRows(t, f.s, "events_waits_summary_by_account_by_event_name", byAcct); len(rows) != 1 || rows[0]["COUNT_STAR"] != uint64(0) {
+		t.Errorf("by_account row of a connected account after TRUNCATE: %v", rows)
+	}
+	back := f.s.NewThread(f.thread, ThreadOptions{User: "idle", Host: "h"})
+	waitOnce(f.m, back)
+	if n := count(t, f.s, "events_waits_summary_by_account_by_event_name", map[string]Value{"USER": "idle", "HOST": "h", "EVENT_NAME": name}); n != 1 {
+		t.Errorf("a reconnected account's row: COUNT_STAR %d, want 1 (from the truncation on)", n)
+	}
+	back.End()
+
 	// accounts: a row without connections goes, its statistics stay in by_user.
 	th.End()
 	if err := f.s.Truncate("accounts"); err != nil {

@@ -226,6 +226,12 @@ func init() {
 				func(r *actorRow) Row { return Row{r.host} })
 		})
 
+	// MySQL: truncating an actor summary also removes the rows of actors
+	// with no connection.
+	addTruncateHook("events_waits_summary_by_account_by_event_name", func(s *Schema) { s.hideIdleActors(s.accounts) })
+	addTruncateHook("events_waits_summary_by_user_by_event_name", func(s *Schema) { s.hideIdleActors(s.users) })
+	addTruncateHook("events_waits_summary_by_host_by_event_name", func(s *Schema) { s.hideIdleActors(s.hosts) })
+
 	summaryDef("events_waits_summary_by_instance", []any{"EVENT_NAME", ColString, "OBJECT_INSTANCE_BEGIN", ColUint},
 		func(s *Schema) []statEntry {
 			classes := s.Classes()
@@ -300,9 +306,21 @@ func (s *Schema) actorSummary(m map[accountKey]*actorRow, of func(*threadIdent) 
 	classes := s.waitClasses()
 	var out []statEntry
 	for _, r := range rows {
+		if r.hiddenInSummary() {
+			continue
+		}
 		for _, c := range classes {
 			out = append(out, statEntry{key: r.user + "@" + r.host + "/" + c.name, lead: append(lead(r), c.name), stat: sums[r][c.index]})
 		}
 	}
 	return out
+}
+
+// addTruncateHook makes TRUNCATE of table (itself or implied) also run hook.
+func addTruncateHook(table string, hook func(*Schema)) {
+	prev := truncators[table]
+	truncators[table] = func(s *Schema) {
+		prev(s)
+		hook(s)
+	}
 }
