@@ -92,9 +92,10 @@
 //
 // # Differences from MySQL
 //
-//   - After TRUNCATE of a summary, MIN_TIMER_WAIT and MAX_TIMER_WAIT may
-//     still reflect events from before it, until the row is truncated with
-//     no event since (counts and sums are exact).
+//   - After TRUNCATE of a summary, COUNT_STAR, SUM and AVG restart from
+//     zero but MIN_TIMER_WAIT and MAX_TIMER_WAIT, once the row has events
+//     again, are the extremes since start-up: truncation never touches a
+//     record, and extremes cannot be rebased.
 //   - SOURCE is where the instrumented object was created, captured once,
 //     not the call site of each event: a stack walk per event would cost
 //     more than the event.
