@@ -359,3 +359,12 @@ func TestNowCycleMatchesNow(t *testing.T) {
 		t.Errorf("NowCycle %d, Cycle.Now %d, NowCycle %d: out of order", a, b, c)
 	}
 }
+
+func TestEpoch(t *testing.T) {
+	if e := Epoch(); e.IsZero() || e.After(time.Now()) {
+		t.Errorf("Epoch() = %v", e)
+	}
+	if got := WallTime(0); !got.Equal(Epoch()) {
+		t.Errorf("WallTime(0) = %v, want the epoch %v", got, Epoch())
+	}
+}

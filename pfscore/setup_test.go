@@ -367,3 +367,26 @@ func TestDocListsEveryTable(t *testing.T) {
 		}
 	}
 }
+
+func TestClassAndSizeOptions(t *testing.T) {
+	s := newTestSchema(t, WithWaitsHistorySize(3), WithConsumer(ConsumerEventsWaitsCurrent, true),
+		WithConsumer(ConsumerEventsWaitsHistory, true))
+	off := s.MustRegister("wait/synch/mutex/test/off", WithDefault(false, false), WithVolatility(4))
+	if off.Enabled() || off.Timed() {
+		t.Errorf("WithDefault(false, false): enabled %v timed %v", off.Enabled(), off.Timed())
+	}
+	for _, r := range s.SetupInstruments() {
+		if r.Name == off.Name() && r.Volatility != 4 {
+			t.Errorf("VOLATILITY %d, want 4", r.Volatility)
+		}
+	}
+	m := s.MustRegister("wait/synch/mutex/test/m")
+	inst := s.NewSyncInstance(m, "")
+	th := s.NewThread(s.MustRegister("thread/test/t"), ThreadOptions{})
+	for range 5 {
+		waitOnce(inst, th)
+	}
+	if h := s.EventsWaitsHistory(); len(h) != 3 || h[0].EventID != 3 {
+		t.Errorf("history of size 3 after 5 waits: %+v", h)
+	}
+}
