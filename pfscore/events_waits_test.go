@@ -676,3 +676,57 @@ func TestThreadRecycled(t *testing.T) {
 		t.Errorf("account COUNT_STAR %d, want 99", n)
 	}
 }
+
+// TestNestedWaits: a wait begun inside another nests under it
+// (NESTING_EVENT_ID/TYPE); events_waits_current shows every level in
+// progress; past the stack's depth waits still count but are not events.
+func TestNestedWaits(t *testing.T) {
+	f := newFixture(t)
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	var ws [waitStackDepth + 1]WaitState
+	for i := range ws {
+		if !f.m.BeginWait(&ws[i], th, OpLock) {
+			t.Fatal("class off")
+		}
+	}
+	cur := f.s.EventsWaitsCurrent()
+	if len(cur) != waitStackDepth {
+		t.Fatalf("%d current rows with %d waits nested (stack %d): %+v", len(cur), len(ws), waitStackDepth, cur)
+	}
+	for i, e := range cur {
+		if !e.InProgress || e.EventID != uint64(i+1) {
+			t.Errorf("level %d: %+v", i, e)
+		}
+		if i == 0 && (e.NestingEventID != 0 || e.NestingEventType != NestingNone) {
+			t.Errorf("top level nests under %d %v", e.NestingEventID, e.NestingEventType)
+		}
+		if i > 0 && (e.NestingEventID != uint64(i) || e.NestingEventType != NestingWait) {
+			t.Errorf("level %d nests under %d %v, want %d WAIT", i, e.NestingEventID, e.NestingEventType, i)
+		}
+	}
+	for i := len(ws) - 1; i >= 0; i-- {
+		ws[i].EndWait(-1)
+	}
+	cur = f.s.EventsWaitsCurrent()
+	if len(cur) != 1 || cur[0].InProgress || cur[0].EventID != 1 || cur[0].EndEventID != uint64(waitStackDepth) {
+		t.Errorf("after all ended, current = %+v (want the outer wait, ending after the %d nested events)", cur, waitStackDepth-1)
+	}
+	if h := f.s.EventsWaitsHistory(); len(h) != waitStackDepth {
+		t.Errorf("history: %d rows, want %d (the lost level is not an event)", len(h), waitStackDepth)
+	}
+	if n := count(t, f.s, "events_waits_summary_by_thread_by_event_name", map[string]Value{"THREAD_ID": th.ID(), "EVENT_NAME": "wait/synch/mutex/test/m"}); n != uint64(len(ws)) {
+		t.Errorf("by_thread COUNT_STAR %d, want %d: the lost level still counts", n, len(ws))
+	}
+	lost := map[string]uint64{}
+	for _, v := range f.s.Status() {
+		lost[v.Name] = v.Value
+	}
+	if lost["Performance_schema_nested_wait_lost"] != 1 {
+		t.Errorf("nested_wait_lost = %d, want 1", lost["Performance_schema_nested_wait_lost"])
+	}
+	// The stack works again at depth 0.
+	waitOnce(f.m, th)
+	if cur := f.s.EventsWaitsCurrent(); len(cur) != 1 || cur[0].EventID != waitStackDepth+1 {
+		t.Errorf("next wait: %+v", cur)
+	}
+}
