@@ -59,5 +59,5 @@ func (c *Cond) wait(t *Thread) {
 		return
 	}
 	c.Cond.Wait()
-	w.EndWait(-1) // with L held: cond statistics are serialized by L
+	w.EndWait(-1)
 }

@@ -364,3 +364,74 @@ func TestThreadClass(t *testing.T) {
 		t.Errorf("a nil ThreadClass started a thread")
 	}
 }
+
+// TestTryLockCountsExactly: failed TryLocks end their waits without holding
+// the mutex, concurrently with the holder; none of their counts is lost.
+func TestTryLockCountsExactly(t *testing.T) {
+	s := syncSchema(t)
+	m := NewMutex("wait/synch/mutex/test/try", WithSchema(s))
+	m.Lock() // held throughout: every TryLock fails
+	const g, n = 4, 20000
+	var wg sync.WaitGroup
+	for range g {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range n {
+				if m.TryLock() {
+					t.Error("TryLock acquired a held mutex")
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	m.Unlock()
+	rows := rowsWhere(t, s, "events_waits_summary_global_by_event_name", "EVENT_NAME", "wait/synch/mutex/test/try")
+	if got := rows[0]["COUNT_STAR"]; got != uint64(g*n+1) {
+		t.Errorf("COUNT_STAR = %v, want %d", got, g*n+1)
+	}
+}
+
+// TestRWReadersCountAcrossToggle: a reader that locked while the class was
+// off must not be uncounted when it unlocks with the class on.
+func TestRWReadersCountAcrossToggle(t *testing.T) {
+	s := syncSchema(t)
+	rw := NewRWMutex("wait/synch/rwlock/test/toggle", WithSchema(s))
+	off, on := false, true
+	s.UpdateInstruments("wait/synch/rwlock/test/toggle", &off, nil)
+	rw.RLock()
+	s.UpdateInstruments("wait/synch/rwlock/test/toggle", &on, nil)
+	rw.RUnlock()
+	rw.RLock()
+	rows := rowsWhere(t, s, "rwlock_instances", "NAME", "wait/synch/rwlock/test/toggle")
+	if got := rows[0]["READ_LOCKED_BY_COUNT"]; got != uint64(1) {
+		t.Errorf("READ_LOCKED_BY_COUNT = %v with one reader, want 1", got)
+	}
+	rw.RUnlock()
+}
+
+// TestEndTwice: a second End of a thread, after its storage went to a new
+// thread, must leave the new thread alone; waits given the ended handle are
+// no thread's.
+func TestEndTwice(t *testing.T) {
+	s := syncSchema(t)
+	tc := NewThreadClass("thread/test/worker", WithSchema(s))
+	m := NewMutex("wait/synch/mutex/test/stale", WithSchema(s))
+	for i := range 50 {
+		a := tc.Start("u", "h")
+		a.End()
+		b := tc.Start("u", "h") // likely a's storage, from the pool
+		a.End()
+		m.For(a).Lock() // a stale handle
+		m.Unlock()
+		if len(rowsWhere(t, s, "threads", "THREAD_ID", b.ID())) != 1 {
+			t.Fatalf("round %d: a second End of a ended another thread", i)
+		}
+		if rows := rowsWhere(t, s, "events_waits_summary_by_thread_by_event_name", "THREAD_ID", b.ID(),
+			"EVENT_NAME", "wait/synch/mutex/test/stale"); len(rows) != 1 || rows[0]["COUNT_STAR"] != uint64(0) {
+			t.Fatalf("round %d: a stale handle's wait went to another thread: %v", i, rows)
+		}
+		b.End()
+	}
+}

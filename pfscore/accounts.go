@@ -55,13 +55,12 @@ func (s *Schema) actorsConnect(user, host string) (acct, usr, hst *actorRow) {
 	return acct, usr, hst
 }
 
-// actorsDisconnect rolls an ending thread's statistics up, as MySQL's
+// rollUpLocked rolls an ending thread's statistics up, as MySQL's
 // aggregate_thread does: into its account if it has one, else into its user
 // and its host; a thread with neither rolls into the global rows of the
 // event names that have no instances (idle). Connections drop by one.
-func (s *Schema) actorsDisconnect(t *threadIdent, stats []ownedStat) {
-	s.actorsMu.Lock()
-	defer s.actorsMu.Unlock()
+// s.actorsMu is held.
+func (s *Schema) rollUpLocked(t *Thread, stats []ownedStat) {
 	var targets []*actorRow
 	switch {
 	case t.acct != nil:

@@ -139,12 +139,13 @@ func WithConsumer(consumer Consumer, enabled bool) Option {
 	})
 }
 
-// WithMaxClasses bounds the number of instrument classes. By default 1024.
+// WithMaxClasses bounds the number of instrument classes, the built-in idle
+// class included (so at least 1). By default 1024.
 // Registering past it fails with ErrTooManyClasses and counts in the
 // status variable Performance_schema_classes_lost.
 func WithMaxClasses(n int) Option {
 	return optionFunc(func(c config) config {
-		c.maxClasses = max(n, 0)
+		c.maxClasses = max(n, 1) // the built-in idle class takes one
 		return c
 	})
 }

@@ -192,7 +192,7 @@ func (s *Schema) beginWait(w *WaitState, c *Class, t *Thread, op Operation, inst
 		w.timer = s.timers.Timer(tc)
 		w.start = w.timer.Now()
 	}
-	if t == nil {
+	if t == nil || t.ended.Load() { // an ended thread's handle is no thread
 		return true
 	}
 	cons := s.consumers.Load() & t.mask.Load()

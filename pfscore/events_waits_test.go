@@ -730,3 +730,45 @@ func TestNestedWaits(t *testing.T) {
 		t.Errorf("next wait: %+v", cur)
 	}
 }
+
+// TestActorSummaryMonotonic: while threads end, an account's COUNT_STAR
+// never goes down between two reads (a thread is counted live or rolled
+// up, never neither).
+func TestActorSummaryMonotonic(t *testing.T) {
+	f := newFixture(t)
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stop.Load() {
+			th := f.s.NewThread(f.thread, ThreadOptions{User: "u", Host: "h"})
+			for range 10 {
+				waitOnce(f.m, th)
+			}
+			th.End()
+		}
+	}()
+	defer func() { stop.Store(true); wg.Wait() }()
+	reads := 3000
+	if testing.Short() {
+		reads = 300
+	}
+	var last uint64
+	for i := range reads {
+		for _, r := range findRows(t, f.s, "events_waits_summary_by_account_by_event_name", map[string]Value{"USER": "u", "EVENT_NAME": "wait/synch/mutex/test/m"}) {
+			n := r["COUNT_STAR"].(uint64)
+			if n < last {
+				t.Fatalf("read %d: COUNT_STAR went down from %d to %d", i, last, n)
+			}
+			last = n
+		}
+	}
+}
+
+func TestMaxClassesZero(t *testing.T) {
+	s := newTestSchema(t, WithMaxClasses(0)) // must not panic: the idle class still fits
+	if _, err := s.Register("wait/synch/mutex/test/m"); err == nil {
+		t.Errorf("a class registered past a maximum of 1")
+	}
+}

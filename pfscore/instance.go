@@ -57,8 +57,9 @@ type ioInstance struct {
 	// open is OPEN_COUNT for a file; for a socket, 1 while ACTIVE (in an
 	// I/O) and 0 while IDLE.
 	open atomic.Int64
-	// flags holds setup_objects' ENABLED and TIMED for this object.
-	flags atomic.Uint32
+	// objState holds setup_objects' ENABLED and TIMED for this object (low
+	// byte) and the setup_objects version they were looked up at (above).
+	objState atomic.Uint64
 
 	read, write, misc     sharedStat
 	readBytes, writeBytes atomic.Uint64

@@ -72,10 +72,15 @@ func (m *SyncInstance) BeginWait(w *WaitState, t *Thread, op Operation) bool {
 	if !m.s.beginWait(w, m.class, t, op, m.id, 0, m.source, true, hwclock.ClassWait) {
 		return false
 	}
-	if m.class.kind == KindRWLock {
-		w.shared = &m.rec.value.shared
-	} else {
+	// Only a mutex's lock wait ends with the mutex held, serializing its
+	// writers: its statistics are owned cells. A try_lock may fail (nothing
+	// held), an rwlock's readers end together, and a cond's locker may be
+	// shared (an RLocker): their waits use the atomic statistics. Readers
+	// sum the two.
+	if m.class.kind == KindMutex && op == OpLock {
 		w.own = &m.rec.value.stat
+	} else {
+		w.shared = &m.rec.value.shared
 	}
 	return true
 }
@@ -95,8 +100,23 @@ func (m *SyncInstance) ClearOwner() {
 	}
 }
 
-// AddReaders adds delta to READ_LOCKED_BY_COUNT (an rwlock's readers).
-func (m *SyncInstance) AddReaders(delta int64) { m.rec.value.readers.Add(delta) }
+// AddReaders adds delta to READ_LOCKED_BY_COUNT (an rwlock's readers). A
+// decrement never takes the count below zero, as in MySQL: a reader that
+// locked while the class was off was not counted, and its unlock must not
+// be either.
+func (m *SyncInstance) AddReaders(delta int64) {
+	r := &m.rec.value.readers
+	if delta >= 0 {
+		r.Add(delta)
+		return
+	}
+	for {
+		n := r.Load()
+		if n <= 0 || r.CompareAndSwap(n, max(n+delta, 0)) {
+			return
+		}
+	}
+}
 
 // Destroy removes the instance: its statistics roll up into its class's
 // global row and its record is freed. Call it once, when the lock is no
@@ -107,10 +127,12 @@ func (m *SyncInstance) Destroy() {
 		return
 	}
 	s := m.s
+	s.instMu.Lock()
 	st := m.rec.value.stat.load()
 	st.add(m.rec.value.shared.load())
 	s.destroyedWaits(m.class.index).addRow(st)
 	s.syncContainer(m.class.kind).Free(m.rec)
+	s.instMu.Unlock()
 	s.maybeReclaim()
 }
 
@@ -125,7 +147,6 @@ type IOInstance struct {
 	typ    ObjectType
 	schema string
 	oname  string
-	objVer atomic.Uint64 // setup_objects version of flags
 	freed  atomic.Bool
 }
 
@@ -203,12 +224,16 @@ func (s *Schema) newIOInstance(c *Container[ioInstance], class *Class, name, sou
 	v.misc.reset()
 	v.readBytes.Store(0)
 	v.writeBytes.Store(0)
+	v.objState.Store(0)
 	f.refreshObject()
 	rec.lock.DirtyToAllocated(d)
 	return f
 }
 
-// refreshObject looks the instance up in setup_objects again.
+// refreshObject looks the instance up in setup_objects again and returns
+// its flags. The record's objState word holds the flags with the
+// setup_objects version they were looked up at; it only moves forward, so
+// a slow refresh can never overwrite a newer one with stale flags.
 func (f *IOInstance) refreshObject() uint32 {
 	ver := f.s.objectsVersion.Load()
 	en, timed := f.s.lookupObject(f.typ, f.schema, f.oname)
@@ -219,9 +244,17 @@ func (f *IOInstance) refreshObject() uint32 {
 	if timed {
 		fl |= ioTimed
 	}
-	f.rec.value.flags.Store(fl)
-	f.objVer.Store(ver)
-	return fl
+	next := ver<<8 | uint64(fl)
+	st := &f.rec.value.objState
+	for {
+		old := st.Load()
+		if old>>8 >= ver && old != 0 {
+			return uint32(old & 0xff) // a newer or equal lookup is there
+		}
+		if st.CompareAndSwap(old, next) {
+			return fl
+		}
+	}
 }
 
 // Class returns the instance's class.
@@ -236,8 +269,9 @@ func (f *IOInstance) BeginWait(w *WaitState, t *Thread, op Operation) bool {
 	if !f.class.On() || f.freed.Load() {
 		return false
 	}
-	fl := f.rec.value.flags.Load()
-	if f.objVer.Load() != f.s.objectsVersion.Load() {
+	st := f.rec.value.objState.Load()
+	fl := uint32(st & 0xff)
+	if st>>8 != f.s.objectsVersion.Load() {
 		fl = f.refreshObject()
 	}
 	if fl&ioEnabled == 0 {
@@ -291,12 +325,14 @@ func (f *IOInstance) destroy(c *Container[ioInstance]) {
 		return
 	}
 	v := &f.rec.value
+	f.s.instMu.Lock()
 	st := v.read.load()
 	st.add(v.write.load())
 	st.add(v.misc.load())
 	f.s.destroyedWaits(f.class.index).addRow(st)
 	f.s.destroyedIO(f.class.index).add(v)
 	c.Free(f.rec)
+	f.s.instMu.Unlock()
 	f.s.maybeReclaim()
 }
 

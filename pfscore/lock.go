@@ -161,8 +161,17 @@ func (l *Lock) FreeToDirty() (DirtyState, bool) {
 	if !l.w.CompareAndSwap(old, dirty) {
 		return 0, false
 	}
+	l.fence()
 	return DirtyState(dirty), true
 }
+
+// fence orders a transition into DIRTY before the owner's cell stores that
+// follow on arm64 cores without LSE atomics, where Go's compare-and-swap and
+// add are LDAXR/STLXR loops that later plain stores may overtake: an atomic
+// load (LDAR) after them is ordered after the STLXR and before those stores.
+// On amd64 the locked instructions are full fences already, and the load is
+// a plain MOV.
+func (l *Lock) fence() { l.w.Load() }
 
 // DirtyToAllocated publishes the record: DIRTY(n) -> ALLOCATED(n+1). Owner
 // only; d is the state returned by FreeToDirty or AllocatedToDirty.
@@ -175,7 +184,9 @@ func (l *Lock) DirtyToAllocated(d DirtyState) {
 // reason in the type's documentation.
 func (l *Lock) AllocatedToDirty() DirtyState {
 	// ALLOCATED (2) minus one is DIRTY (1); the version bits are untouched.
-	return DirtyState(l.w.Add(^uint32(0)))
+	d := DirtyState(l.w.Add(^uint32(0)))
+	l.fence()
+	return d
 }
 
 // DirtyToFree abandons a record that was never published, or whose rewrite is

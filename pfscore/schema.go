@@ -54,7 +54,10 @@ type Schema struct {
 	files                   sync.Map // path -> *IOInstance
 	filesMu                 sync.Mutex
 	instanceIDs             atomic.Uint64
-	names                   *strtab // object names and SOURCE locations
+	// instMu serializes destroying an instance (its roll-up and free)
+	// with the readers that sum live and destroyed instances.
+	instMu sync.Mutex
+	names  *strtab // object names and SOURCE locations
 
 	idle *Class // the built-in idle class
 

@@ -22,7 +22,8 @@ func parseInstrumentRule(spec string, seq int) (instrumentRule, error) {
 	if err := checkPattern(pattern); err != nil {
 		return instrumentRule{}, fmt.Errorf("instrument rule %q: %w", spec, err)
 	}
-	r := instrumentRule{pattern: pattern, exact: !isPattern(pattern), seq: seq}
+	// A name with an escape is matched as a LIKE pattern, which unescapes it.
+	r := instrumentRule{pattern: pattern, exact: !isPattern(pattern) && !strings.Contains(pattern, "\\"), seq: seq}
 	switch strings.ToUpper(val) {
 	case "ON", "TRUE", "YES", "1":
 		r.enabled, r.timed = true, true

@@ -43,6 +43,8 @@ func (s *Schema) className(i uint64) string {
 // ioByClass sums the file or socket statistics per class: live instances
 // plus destroyed ones.
 func (s *Schema) ioByClass(kind Kind, c *Container[ioInstance]) []ioEntry {
+	s.instMu.Lock() // see instanceStats
+	defer s.instMu.Unlock()
 	classes := s.Classes()
 	sums := make([]ioStat, len(classes))
 	for _, v := range s.ioSnaps(c) {

@@ -120,7 +120,12 @@ func (s *Schema) waitClasses() []*Class {
 
 // instanceStats returns, by class index, the statistics of the live
 // instances plus those of destroyed ones.
+//
+// It reads under instMu, as Destroy rolls an instance up, so an instance
+// destroyed during the read is counted once.
 func (s *Schema) instanceStats() []StatRow {
+	s.instMu.Lock()
+	defer s.instMu.Unlock()
 	classes := s.Classes()
 	out := make([]StatRow, len(classes))
 	for i := range out {
@@ -168,11 +173,15 @@ func init() {
 		func(s *Schema) []statEntry {
 			inst := s.instanceStats()
 			n := len(inst)
+			// Ended and live threads under actorsMu, as End moves a thread
+			// from one to the other (see actorSummary).
+			s.actorsMu.Lock()
 			ended := *s.threadsEnded.Load()
 			var live [][]StatRow
 			for _, t := range s.liveThreads() {
 				live = append(live, t.threadStats(n))
 			}
+			s.actorsMu.Unlock()
 			var out []statEntry
 			for _, c := range s.waitClasses() {
 				st := inst[c.index]
@@ -199,7 +208,7 @@ func init() {
 			n := len(s.Classes())
 			var out []statEntry
 			for _, t := range s.liveThreads() {
-				id := t.ident.Load().id
+				id := t.id
 				st := t.threadStats(n)
 				for _, c := range classes {
 					out = append(out, statEntry{key: strconv.FormatUint(id, 10) + "/" + c.name, lead: Row{id, c.name}, stat: st[c.index]})
@@ -210,18 +219,18 @@ func init() {
 
 	summaryDef("events_waits_summary_by_account_by_event_name", []any{"USER", ColString, "HOST", ColString, "EVENT_NAME", ColString},
 		func(s *Schema) []statEntry {
-			return s.actorSummary(s.accounts, func(t *threadIdent) *actorRow { return t.acct }, nil,
+			return s.actorSummary(s.accounts, func(t *Thread) *actorRow { return t.acct }, nil,
 				func(r *actorRow) Row { return Row{r.user, r.host} })
 		})
 	summaryDef("events_waits_summary_by_user_by_event_name", []any{"USER", ColString, "EVENT_NAME", ColString},
 		func(s *Schema) []statEntry {
-			return s.actorSummary(s.users, func(t *threadIdent) *actorRow { return t.usr },
+			return s.actorSummary(s.users, func(t *Thread) *actorRow { return t.usr },
 				func(a *actorRow) accountKey { return accountKey{user: a.user} },
 				func(r *actorRow) Row { return Row{r.user} })
 		})
 	summaryDef("events_waits_summary_by_host_by_event_name", []any{"HOST", ColString, "EVENT_NAME", ColString},
 		func(s *Schema) []statEntry {
-			return s.actorSummary(s.hosts, func(t *threadIdent) *actorRow { return t.hst },
+			return s.actorSummary(s.hosts, func(t *Thread) *actorRow { return t.hst },
 				func(a *actorRow) accountKey { return accountKey{host: a.host} },
 				func(r *actorRow) Row { return Row{r.host} })
 		})
@@ -272,10 +281,16 @@ func init() {
 // actorSummary computes a by_account/by_user/by_host summary: each row's
 // stored statistics (threads that ended under it), plus its live threads,
 // plus, for users and hosts, the stored statistics of their accounts.
-func (s *Schema) actorSummary(m map[accountKey]*actorRow, of func(*threadIdent) *actorRow,
+//
+// It reads under actorsMu, as Thread.End rolls a thread up, so a thread
+// ending during the read is counted once, live or rolled up: the sums never
+// go down between two reads.
+func (s *Schema) actorSummary(m map[accountKey]*actorRow, of func(*Thread) *actorRow,
 	parent func(account *actorRow) accountKey, lead func(*actorRow) Row) []statEntry {
+	s.actorsMu.Lock()
+	defer s.actorsMu.Unlock()
 	n := len(s.Classes())
-	rows := s.actorSnapshot(m)
+	rows := actorSnapshotLocked(m)
 	sums := map[*actorRow][]StatRow{}
 	for _, r := range rows {
 		sums[r] = r.actorStats(n)
@@ -292,14 +307,14 @@ func (s *Schema) actorSummary(m map[accountKey]*actorRow, of func(*threadIdent) 
 		for _, r := range rows {
 			byKey[accountKey{r.user, r.host}] = r
 		}
-		for _, a := range s.actorSnapshot(s.accounts) {
+		for _, a := range actorSnapshotLocked(s.accounts) {
 			if r := byKey[parent(a)]; r != nil {
 				addTo(r, a.actorStats(n))
 			}
 		}
 	}
 	for _, t := range s.liveThreads() {
-		if r := of(t.ident.Load()); r != nil {
+		if r := of(t); r != nil {
 			addTo(r, t.threadStats(n))
 		}
 	}

@@ -22,11 +22,16 @@ func (s *Schema) liveThreads() []*Thread {
 // actorSnapshot copies the account, user or host rows under actorsMu.
 func (s *Schema) actorSnapshot(m map[accountKey]*actorRow) []*actorRow {
 	s.actorsMu.Lock()
+	defer s.actorsMu.Unlock()
+	return actorSnapshotLocked(m)
+}
+
+// actorSnapshotLocked is actorSnapshot with s.actorsMu held.
+func actorSnapshotLocked(m map[accountKey]*actorRow) []*actorRow {
 	rows := make([]*actorRow, 0, len(m))
 	for _, r := range m {
 		rows = append(rows, r)
 	}
-	s.actorsMu.Unlock()
 	sort.Slice(rows, func(i, j int) bool {
 		if rows[i].user != rows[j].user {
 			return rows[i].user < rows[j].user
@@ -47,17 +52,16 @@ func init() {
 		rows: func(s *Schema) []Row {
 			now := hwclock.Nanosecond.Now()
 			var rows []Row
-			for _, th := range s.liveThreads() {
-				t := th.ident.Load()
+			for _, t := range s.liveThreads() {
 				typ := "BACKGROUND"
 				if t.user != "" {
 					typ = "FOREGROUND"
 				}
 				rows = append(rows, Row{t.id, t.class.name, typ, nil,
 					nullString(t.user), nullString(t.host), nil,
-					nil, int64((now - t.start) / 1e12), nil,
+					nil, int64((max(now, t.start) - t.start) / 1e12), nil,
 					nil, nil, nil,
-					yesNo(th.Instrumented()), yesNo(th.History()), nil, nil})
+					yesNo(t.Instrumented()), yesNo(t.History()), nil, nil})
 			}
 			return rows
 		},

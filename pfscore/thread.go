@@ -17,42 +17,21 @@ import (
 // OS thread: its events, statistics and history are written by that
 // goroutine without locks (owned cells, see internal/owned). Handing a
 // Thread to another goroutine is fine when the hand-over synchronizes (a
-// channel send, a WaitGroup); using it from two goroutines at once loses
-// counts but never corrupts memory. Readers (the tables) read it at any time.
+// channel send, a WaitGroup); using it from two goroutines at once is a bug
+// that loses counts. Readers (the tables) read it at any time.
+//
+// A Thread is a handle: its identity is immutable, and its storage (the
+// current-wait stack, the history ring, the statistics) is recycled through
+// a pool once the thread ends. An ended handle stays ended: End again does
+// nothing, and instruments given an ended thread treat it as no thread.
 //
 // A nil *Thread is valid everywhere and means "no thread": events still feed
 // the global and per-instance summaries.
 type Thread struct {
-	s *Schema
+	*threadCore // the storage, this handle's until End
 
-	// ident is the thread's identity. Readers load it once per row; a
-	// Thread recycled after End (Schema keeps a pool of them) gets a new
-	// one, so a reader holding an ended Thread never sees a mixed identity.
-	ident atomic.Pointer[threadIdent]
-
-	// mask holds the consumer bits this thread lets through: all but those
-	// INSTRUMENTED=NO or HISTORY=NO switch off. An event ANDs it with the
-	// schema's consumers.
-	mask atomic.Uint32
-
-	// Owner only.
-	rec       *Record[threadRecord]
-	id        uint64 // ident's id, for the owner's hot path
-	eventID   uint64 // the next EVENT_ID (MySQL's m_event_id)
-	depth     int    // waits in progress
-	statsHint []ownedStat
-
-	// Read by the tables.
-	depthCell owned.Uint64 // depth, published for readers
-	waits     [waitStackDepth]waitSlot
-	history   *rings.PerThread // events_waits_history; nil when its size is 0
-	stats     atomic.Pointer[[]ownedStat]
-	ended     atomic.Bool
-}
-
-// threadIdent is a thread's identity: immutable once published.
-type threadIdent struct {
-	id    uint64
+	s     *Schema
+	id    uint64 // THREAD_ID
 	class *Class
 	user  string
 	host  string
@@ -60,6 +39,31 @@ type threadIdent struct {
 	usr   *actorRow // users row; nil without user
 	hst   *actorRow // hosts row; nil without host
 	start uint64    // when the thread started, picoseconds
+
+	// mask holds the consumer bits this thread lets through: all but those
+	// INSTRUMENTED=NO or HISTORY=NO switch off. An event ANDs it with the
+	// schema's consumers.
+	mask atomic.Uint32
+
+	// ended is set once, by End, under Schema.actorsMu.
+	ended atomic.Bool
+}
+
+// threadCore is a thread's storage, recycled from one thread to the next.
+type threadCore struct {
+	// Owner only.
+	rec     *Record[threadRecord]
+	eventID uint64 // the next EVENT_ID (MySQL's m_event_id)
+	depth   int    // waits in progress
+
+	// Read by the tables.
+	depthCell owned.Uint64 // depth, published for readers
+	waits     [waitStackDepth]waitSlot
+	history   *rings.PerThread // events_waits_history; nil when its size is 0
+	// stats is the thread's by-event-name statistics, indexed by class. The
+	// owner grows it by publishing a longer copy; the slice a pointer
+	// points to never changes, so anyone may load and index it.
+	stats atomic.Pointer[[]ownedStat]
 }
 
 // threadRecord is a thread's slot in the threads container, which bounds the
@@ -96,24 +100,27 @@ func (s *Schema) NewThread(class *Class, opt ThreadOptions) *Thread {
 	if rec == nil {
 		return nil
 	}
-	t, _ := s.threadPool.Get().(*Thread)
-	if t == nil {
-		t = &Thread{s: s}
+	c, _ := s.threadPool.Get().(*threadCore)
+	if c == nil {
+		c = &threadCore{}
 		if n := s.cfg.waitsHistorySize; n > 0 {
-			t.history, _ = rings.NewPerThread(n, waitWidth) // sizes are validated by config
+			c.history, _ = rings.NewPerThread(n, waitWidth) // sizes are validated by config
 		}
+		empty := []ownedStat{}
+		c.stats.Store(&empty)
 	} else {
-		t.recycle()
+		c.recycle()
 	}
-	id := s.threadIDs.Add(1)
-	t.rec, t.id, t.eventID = rec, id, 1
-	rec.value.id.Set(id)
+	c.rec, c.eventID = rec, 1
 	// Statistics for every class registered so far, so that the first
 	// events allocate nothing; a class registered later grows the table on
 	// the thread's first event of it.
-	if n := len(s.Classes()); len(t.statsHint) < n {
-		t.growStats(n - 1)
+	if n := len(s.Classes()); len(*c.stats.Load()) < n {
+		c.growStats(s, n-1)
 	}
+	t := &Thread{threadCore: c, s: s, id: s.threadIDs.Add(1), class: class,
+		user: opt.User, host: opt.Host, start: hwclock.Nanosecond.Now()}
+	rec.value.id.Set(t.id)
 
 	var instrumented, history bool
 	if opt.User != "" {
@@ -124,40 +131,39 @@ func (s *Schema) NewThread(class *Class, opt ThreadOptions) *Thread {
 	if !class.Enabled() {
 		instrumented = false
 	}
-	t.setMask(instrumented, history)
-	acct, usr, hst := s.actorsConnect(opt.User, opt.Host)
-	t.ident.Store(&threadIdent{id: id, class: class, user: opt.User, host: opt.Host,
-		acct: acct, usr: usr, hst: hst, start: hwclock.Nanosecond.Now()})
-	t.ended.Store(false)
+	t.mask.Store(threadMask(instrumented, history))
+	t.acct, t.usr, t.hst = s.actorsConnect(opt.User, opt.Host)
 
 	s.threadObjs[rec.Index()].Store(t)
 	rec.lock.DirtyToAllocated(d)
 	return t
 }
 
-// recycle clears what a Thread kept of its previous life, before it is
-// published again: the rows of its current-wait stack, its history, its
-// statistics. Readers that still hold it from before see rows vanish, never
-// rows of the new life under the old identity (rows carry their THREAD_ID).
-func (t *Thread) recycle() {
-	for i := range t.waits {
-		w := &t.waits[i]
+// recycle clears what the storage kept of its previous thread, before a new
+// thread uses it: the rows of its current-wait stack, its history, its
+// statistics. A reader still holding the previous handle sees rows vanish,
+// never rows of the new thread under the old identity (rows carry their
+// THREAD_ID).
+func (c *threadCore) recycle() {
+	for i := range c.waits {
+		w := &c.waits[i]
 		w.seq.BeginWrite()
 		w.cells[wClass].Set(0) // an empty slot
 		w.seq.EndWrite()
 	}
-	t.depth = 0
-	t.depthCell.Set(0)
-	if t.history != nil {
-		t.history.Reset()
+	c.depth = 0
+	c.depthCell.Set(0)
+	if c.history != nil {
+		c.history.Reset()
 	}
-	for i := range t.statsHint {
-		t.statsHint[i].reset()
+	st := *c.stats.Load()
+	for i := range st {
+		st[i].reset()
 	}
 }
 
-// setMask derives the thread's consumer mask from INSTRUMENTED and HISTORY.
-func (t *Thread) setMask(instrumented, history bool) {
+// threadMask derives a thread's consumer mask from INSTRUMENTED and HISTORY.
+func threadMask(instrumented, history bool) uint32 {
 	m := ^uint32(0)
 	if !instrumented {
 		m &^= 1 << ConsumerThreadInstrumentation
@@ -165,7 +171,7 @@ func (t *Thread) setMask(instrumented, history bool) {
 	if !history {
 		m &^= historyConsumers
 	}
-	t.mask.Store(m)
+	return m
 }
 
 // ID returns THREAD_ID. Safe for concurrent use.
@@ -173,7 +179,7 @@ func (t *Thread) ID() uint64 {
 	if t == nil {
 		return 0
 	}
-	return t.ident.Load().id
+	return t.id
 }
 
 // Instrumented returns the threads table's INSTRUMENTED.
@@ -187,33 +193,44 @@ func (t *Thread) History() bool {
 }
 
 // SetInstrumented is UPDATE threads SET INSTRUMENTED=…: effective from the
-// thread's next event.
+// thread's next event. Safe for concurrent use.
 func (t *Thread) SetInstrumented(on bool) {
-	if t != nil {
-		t.setMask(on, t.History())
-	}
+	t.updateMask(func(_, history bool) (bool, bool) { return on, history })
 }
 
-// SetHistory is UPDATE threads SET HISTORY=….
+// SetHistory is UPDATE threads SET HISTORY=…. Safe for concurrent use.
 func (t *Thread) SetHistory(on bool) {
-	if t != nil {
-		t.setMask(t.Instrumented(), on)
+	t.updateMask(func(instrumented, _ bool) (bool, bool) { return instrumented, on })
+}
+
+// updateMask changes INSTRUMENTED and HISTORY with a compare-and-swap, so
+// that concurrent updates of the two do not lose one another.
+func (t *Thread) updateMask(f func(instrumented, history bool) (bool, bool)) {
+	if t == nil {
+		return
+	}
+	for {
+		old := t.mask.Load()
+		next := threadMask(f(old&(1<<ConsumerThreadInstrumentation) != 0, old&(1<<ConsumerEventsWaitsHistory) != 0))
+		if t.mask.CompareAndSwap(old, next) {
+			return
+		}
 	}
 }
 
 // stat returns the thread's statistic for class index i, growing the table
 // if a class registered after the last growth. Owner only.
 func (t *Thread) stat(i int) *ownedStat {
-	if i < len(t.statsHint) {
-		return &t.statsHint[i]
+	if st := *t.stats.Load(); i < len(st) {
+		return &st[i]
 	}
-	return t.growStats(i)
+	return t.growStats(t.s, i)
 }
 
 //go:noinline
-func (t *Thread) growStats(i int) *ownedStat {
-	old := t.statsHint // the owner's copy of *t.stats
-	n := max(len(t.s.Classes()), i+1)
+func (c *threadCore) growStats(s *Schema, i int) *ownedStat {
+	old := *c.stats.Load()
+	n := max(len(s.Classes()), i+1)
 	next := make([]ownedStat, n)
 	for j := range old { // the owner is the only writer: a plain copy is exact
 		next[j].count.Set(old[j].count.Load())
@@ -221,24 +238,30 @@ func (t *Thread) growStats(i int) *ownedStat {
 		next[j].minInv.Set(old[j].minInv.Load())
 		next[j].max.Set(old[j].max.Load())
 	}
-	t.stats.Store(&next)
-	t.statsHint = next
+	c.stats.Store(&next)
 	return &next[i]
 }
 
 // End ends the thread: its statistics roll up into its account (or user and
 // host), its account's CURRENT_CONNECTIONS drops, and its rows leave the
-// threads and per-thread tables. Owner only, once; the Thread must not be
-// used afterwards.
+// threads and per-thread tables, in one step as readers see it (under
+// actorsMu, which the actor summaries read under). Owner only; a second End
+// does nothing, and the Thread must not be used for new events afterwards.
 func (t *Thread) End() {
-	if t == nil || t.ended.Swap(true) {
+	if t == nil || t.ended.Load() {
 		return
 	}
 	s := t.s
-	s.actorsDisconnect(t.ident.Load(), *t.stats.Load())
+	s.actorsMu.Lock()
+	if t.ended.Swap(true) {
+		s.actorsMu.Unlock()
+		return
+	}
+	s.rollUpLocked(t, *t.stats.Load())
 	s.threadObjs[t.rec.Index()].Store(nil)
+	s.actorsMu.Unlock()
 	s.threads.Free(t.rec)
-	s.threadPool.Put(t) // its memory (stack rows, history ring, statistics) serves the next thread
+	s.threadPool.Put(t.threadCore) // the storage serves the next thread; this handle stays ended
 	s.maybeReclaim()
 }
 

@@ -1,6 +1,7 @@
 package rings
 
 import (
+	"github.com/otelpfs/otelpfs/internal/owned"
 	"sync/atomic"
 	"unsafe"
 )
@@ -83,8 +84,10 @@ func (g *Global) claim(t uint64) (int, bool) {
 			}
 		}
 		// The CAS is an atomic read-modify-write: on arm64 (CASAL) the cell
-		// stores that follow cannot be performed before it.
+		// stores that follow cannot be performed before it; where it is an
+		// LL/SC loop (ARMv8.0), owned.AfterRMW orders them.
 		if seq.CompareAndSwap(v, dirty(t)) {
+			owned.AfterRMW(seq)
 			return s, true
 		}
 		// Another writer of this slot moved first: look again.

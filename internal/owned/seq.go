@@ -31,8 +31,12 @@ import (
 // Elsewhere (arm64 and the rest), BeginWrite is an atomic add: on arm64 an
 // LDADDAL, whose acquire half keeps the cells' stores from being performed
 // before it; EndWrite is an atomic add too, whose release half keeps them
-// from being performed after it. Under the race detector both are atomic
-// adds everywhere, as Set is an atomic store.
+// from being performed after it. On arm64 cores without LSE atomics
+// (ARMv8.0) Go falls back to an LDAXR/STLXR loop, after which later plain
+// stores may become visible before the STLXR; so BeginWrite (and
+// BeginStore) follow the read-modify-write with an atomic load (LDAR, which
+// is ordered after the STLXR and before later stores). Under the race
+// detector both are atomic adds everywhere, as Set is an atomic store.
 type Seq struct {
 	v atomic.Uint64
 }
@@ -41,7 +45,10 @@ type Seq struct {
 func (s *Seq) Load() uint64 { return s.v.Load() }
 
 // BeginWrite makes the sequence odd. Owner only.
-func (s *Seq) BeginWrite() { s.bump() }
+func (s *Seq) BeginWrite() {
+	s.bump()
+	AfterRMW(&s.v)
+}
 
 // EndWrite makes the sequence even again. Owner only.
 func (s *Seq) EndWrite() { s.bump() }
@@ -65,6 +72,17 @@ func BeginStore(w *atomic.Uint64, v uint64) {
 		return
 	}
 	w.Swap(v)
+	AfterRMW(w)
+}
+
+// AfterRMW orders an atomic read-modify-write of w (an add, swap or
+// compare-and-swap that opens a write) before the plain stores that follow
+// it, on architectures where the RMW may be an LL/SC loop (see Seq). Where
+// stores are ordered it is nothing.
+func AfterRMW(w *atomic.Uint64) {
+	if !storesOrdered {
+		w.Load()
+	}
 }
 
 // EndStore stores v into w, closing the bracket (a ring slot committed): the
