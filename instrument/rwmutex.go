@@ -62,18 +62,20 @@ func (rw *RWMutex) Unlock() {
 }
 
 // TryLock tries to lock rw for writing.
-func (rw *RWMutex) TryLock() bool {
+func (rw *RWMutex) TryLock() bool { return rw.tryLock(nil) }
+
+func (rw *RWMutex) tryLock(t *Thread) bool {
 	if !rw.on() {
 		return rw.mu.TryLock()
 	}
 	var w pfscore.WaitState
-	if !rw.inst.BeginWait(&w, nil, pfscore.OpTryWriteLock) {
+	if !rw.inst.BeginWait(&w, t, pfscore.OpTryWriteLock) {
 		return rw.mu.TryLock()
 	}
 	ok := rw.mu.TryLock()
 	w.EndWait(-1)
 	if ok {
-		rw.inst.SetOwner(nil)
+		rw.inst.SetOwner(t)
 	}
 	return ok
 }
@@ -100,13 +102,15 @@ func (rw *RWMutex) rlock(t *Thread) {
 }
 
 // TryRLock tries to lock rw for reading.
-func (rw *RWMutex) TryRLock() bool {
+func (rw *RWMutex) TryRLock() bool { return rw.tryRLock(nil) }
+
+func (rw *RWMutex) tryRLock(t *Thread) bool {
 	if !rw.on() {
 		return rw.mu.TryRLock()
 	}
 	var w pfscore.WaitState
 	var ok bool
-	if rw.inst.BeginWait(&w, nil, pfscore.OpTryReadLock) {
+	if rw.inst.BeginWait(&w, t, pfscore.OpTryReadLock) {
 		ok = rw.mu.TryRLock()
 		w.EndWait(-1)
 	} else {
@@ -154,3 +158,11 @@ func (b BoundRWMutex) RLock() { b.rw.rlock(b.t) }
 
 // RUnlock undoes one RLock.
 func (b BoundRWMutex) RUnlock() { b.rw.RUnlock() }
+
+// TryLock tries to lock for writing, attributing the attempt to the bound
+// thread.
+func (b BoundRWMutex) TryLock() bool { return b.rw.tryLock(b.t) }
+
+// TryRLock tries to lock for reading, attributing the attempt to the bound
+// thread.
+func (b BoundRWMutex) TryRLock() bool { return b.rw.tryRLock(b.t) }

@@ -435,3 +435,29 @@ func TestEndTwice(t *testing.T) {
 		b.End()
 	}
 }
+
+func TestBoundRWMutexTry(t *testing.T) {
+	s := syncSchema(t)
+	rw := NewRWMutex("wait/synch/rwlock/test/try", WithSchema(s))
+	th := NewThread("thread/test/worker", WithSchema(s))
+	defer th.End()
+	h := rw.For(th)
+	if !h.TryRLock() {
+		t.Fatal("TryRLock on a free rwlock failed")
+	}
+	if h.TryLock() {
+		t.Fatal("TryLock under a reader succeeded")
+	}
+	h.RUnlock()
+	if !h.TryLock() {
+		t.Fatal("TryLock on a free rwlock failed")
+	}
+	if rows := rowsWhere(t, s, "rwlock_instances", "NAME", "wait/synch/rwlock/test/try"); rows[0]["WRITE_LOCKED_BY_THREAD_ID"] != th.ID() {
+		t.Errorf("WRITE_LOCKED_BY_THREAD_ID = %v", rows[0]["WRITE_LOCKED_BY_THREAD_ID"])
+	}
+	h.Unlock()
+	rows := rowsWhere(t, s, "events_waits_summary_by_thread_by_event_name", "THREAD_ID", th.ID(), "EVENT_NAME", "wait/synch/rwlock/test/try")
+	if len(rows) != 1 || rows[0]["COUNT_STAR"] != uint64(3) {
+		t.Errorf("the thread's try waits: %v", rows)
+	}
+}
