@@ -239,12 +239,15 @@ func (s *socket) acquire(t *Thread) bool {
 	return true
 }
 
-// release ends an operation acquire admitted.
-func (s *socket) release(t *Thread) {
-	switch s.state.Add(-1) {
-	case 0:
-		s.inst.SetSocketState(t, false)
-	case sockClosed:
+// release ends an operation acquire admitted. The last operation in flight
+// marks the socket IDLE, with its current owner, while it still holds the
+// instance: once its hold is given up a concurrent Close may destroy the
+// instance and another socket reuse the record.
+func (s *socket) release(_ *Thread) {
+	if s.state.Load() == 1 { // ours is the only operation, and not closed
+		s.inst.SetSocketState(s.owner.Load(), false)
+	}
+	if s.state.Add(-1) == sockClosed {
 		s.inst.Destroy()
 	}
 }
@@ -269,13 +272,15 @@ func (s *socket) close(raw func() error) error {
 	if !s.acquire(t) {
 		return raw()
 	}
+	// No operation is admitted from here on: the closed bit goes on while
+	// Close still holds an operation of its own, before the real close.
+	s.state.Add(sockClosed)
 	var w pfscore.WaitState
 	waited := s.on() && s.inst.BeginWait(&w, t, pfscore.OpSocketClose)
 	err := raw()
 	if waited {
 		w.EndWait(-1)
 	}
-	s.state.Add(sockClosed)
 	s.release(t)
 	return err
 }

@@ -307,6 +307,7 @@ func (f *File) readSlow(t *Thread, p []byte) (int, error) {
 	}
 	n, err := f.f.Read(p)
 	w.EndWait(int64(n))
+	runtime.KeepAlive(f) // f's cleanup must not run during the operation
 	return n, err
 }
 
@@ -326,6 +327,7 @@ func (f *File) readAtSlow(t *Thread, p []byte, off int64) (int, error) {
 	}
 	n, err := f.f.ReadAt(p, off)
 	w.EndWait(int64(n))
+	runtime.KeepAlive(f) // f's cleanup must not run during the operation
 	return n, err
 }
 
@@ -345,6 +347,7 @@ func (f *File) writeSlow(t *Thread, p []byte) (int, error) {
 	}
 	n, err := f.f.Write(p)
 	w.EndWait(int64(n))
+	runtime.KeepAlive(f) // f's cleanup must not run during the operation
 	return n, err
 }
 
@@ -364,6 +367,7 @@ func (f *File) writeAtSlow(t *Thread, p []byte, off int64) (int, error) {
 	}
 	n, err := f.f.WriteAt(p, off)
 	w.EndWait(int64(n))
+	runtime.KeepAlive(f) // f's cleanup must not run during the operation
 	return n, err
 }
 
@@ -383,6 +387,7 @@ func (f *File) writeStringSlow(t *Thread, s string) (int, error) {
 	}
 	n, err := f.f.WriteString(s)
 	w.EndWait(int64(n))
+	runtime.KeepAlive(f) // f's cleanup must not run during the operation
 	return n, err
 }
 
@@ -408,6 +413,7 @@ func (f *File) seekSlow(t *Thread, offset int64, whence int) (int64, error) {
 	}
 	ret, err := f.f.Seek(offset, whence)
 	w.EndWait(-1)
+	runtime.KeepAlive(f) // f's cleanup must not run during the operation
 	return ret, err
 }
 
@@ -421,6 +427,7 @@ func (f *File) sync(t *Thread) error {
 	}
 	err := f.f.Sync()
 	w.EndWait(-1)
+	runtime.KeepAlive(f) // f's cleanup must not run during the operation
 	return err
 }
 
@@ -434,6 +441,7 @@ func (f *File) stat(t *Thread) (os.FileInfo, error) {
 	}
 	fi, err := f.f.Stat()
 	w.EndWait(-1)
+	runtime.KeepAlive(f) // f's cleanup must not run during the operation
 	return fi, err
 }
 
@@ -447,6 +455,7 @@ func (f *File) truncate(t *Thread, size int64) error {
 	}
 	err := f.f.Truncate(size)
 	w.EndWait(-1)
+	runtime.KeepAlive(f) // f's cleanup must not run during the operation
 	return err
 }
 
@@ -456,6 +465,9 @@ func (f *File) truncate(t *Thread, size int64) error {
 func (f *File) Close() error { return f.close(nil) }
 
 func (f *File) close(t *Thread) error {
+	if f == nil {
+		return os.ErrInvalid // as a nil *os.File's Close
+	}
 	if f.inst == nil || f.closed.Swap(true) {
 		return f.f.Close()
 	}
@@ -468,6 +480,7 @@ func (f *File) close(t *Thread) error {
 	}
 	f.inst.AddOpen(-1)
 	fileRefs.release(f.inst)
+	runtime.KeepAlive(f)
 	return err
 }
 

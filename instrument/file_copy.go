@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"io"
+	"os"
 	"sync"
 )
 
@@ -90,6 +91,9 @@ func unwrapWriter(w io.Writer) io.Writer {
 // write waits on the file (and read waits on r, if r is a File or Conn). See
 // "io.Copy fast paths" in file_copy.go.
 func (f *File) ReadFrom(r io.Reader) (int64, error) {
+	if f.closed.Load() {
+		return 0, os.ErrClosed // as os.File.ReadFrom: r is not read
+	}
 	if f.on() || recorded(r) {
 		return copyRecorded(f, r)
 	}
