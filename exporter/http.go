@@ -27,6 +27,7 @@ type HandlerOption interface {
 type handlerConfig struct {
 	prefix  string
 	changes bool
+	anyHost bool
 }
 
 type handlerOptionFunc func(handlerConfig) handlerConfig
@@ -46,6 +47,15 @@ func newHandlerConfig(opts []HandlerOption) handlerConfig {
 // refused with 403, and the handler only reads.
 func WithSetupChanges(allowed bool) HandlerOption {
 	return handlerOptionFunc(func(c handlerConfig) handlerConfig { c.changes = allowed; return c })
+}
+
+// WithAnyHost (true) turns off the handler's DNS-rebinding check: by
+// default a request that reached a loopback address under a Host that is
+// not loopback or localhost (a web page's host name re-pointed at
+// 127.0.0.1) is refused with 421, wherever the handler is mounted. A
+// reverse proxy on the same machine that forwards a public Host needs it.
+func WithAnyHost(allowed bool) HandlerOption {
+	return handlerOptionFunc(func(c handlerConfig) handlerConfig { c.anyHost = allowed; return c })
 }
 
 // WithPrefix sets the path the handler serves under, for a service that
@@ -106,6 +116,10 @@ func errorf(status int, format string, args ...any) error {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if !h.cfg.anyHost && rebound(r) {
+		writeError(w, errorf(http.StatusMisdirectedRequest, "host %q refused on a loopback address: a page's name re-pointed at 127.0.0.1 (DNS rebinding)? exporter.WithAnyHost allows it", r.Host))
+		return
+	}
 	if err := h.serve(w, r); err != nil {
 		writeError(w, err)
 	}

@@ -135,16 +135,33 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // pointed at 127.0.0.1 (DNS rebinding).
 func loopbackHostOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if hh, _, err := net.SplitHostPort(host); err == nil {
-			host = hh
-		}
-		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-		ip := net.ParseIP(host)
-		if !(ip != nil && ip.IsLoopback() || strings.EqualFold(host, "localhost")) {
+		if !isLoopbackHost(r.Host) {
 			writeError(w, errorf(http.StatusMisdirectedRequest, "host %q refused: this server answers only to loopback addresses and localhost", r.Host))
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// isLoopbackHost reports whether a Host header names a loopback address or
+// localhost.
+func isLoopbackHost(host string) bool {
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		host = hh
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback() || strings.EqualFold(host, "localhost")
+}
+
+// rebound reports the signature of DNS rebinding: a request that reached a
+// loopback address under a name that is not loopback (a web page's own
+// host name, re-pointed at 127.0.0.1).
+func rebound(r *http.Request) bool {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false
+	}
+	ta, ok := la.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback() && !isLoopbackHost(r.Host)
 }

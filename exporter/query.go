@@ -83,10 +83,27 @@ type orderKey struct {
 // maxLimit bounds limit=; more rows than this are never asked for.
 const maxLimit = 1 << 30
 
+// Bounds on a query, so that one GET cannot cost seconds of CPU: the total
+// text of its where clauses, their number of conditions, and each quoted
+// string (a LIKE pattern is matched against every row) or number.
+const (
+	maxWhereBytes  = 4 << 10
+	maxConditions  = 64
+	maxStringBytes = 512
+	maxNumberBytes = 64
+)
+
 // parseQuery parses the where, order and limit parameters against cols.
 // wheres are AND-joined; empty strings mean "absent".
 func parseQuery(cols []pfscore.Column, wheres []string, order, limit string) (*query, error) {
 	q := &query{limit: -1}
+	total := 0
+	for _, w := range wheres {
+		total += len(w)
+	}
+	if total > maxWhereBytes {
+		return nil, queryErrorf("where: %d bytes, more than the %d allowed", total, maxWhereBytes)
+	}
 	for _, w := range wheres {
 		if strings.TrimSpace(w) == "" {
 			continue
@@ -96,6 +113,9 @@ func parseQuery(cols []pfscore.Column, wheres []string, order, limit string) (*q
 			return nil, err
 		}
 		q.conds = append(q.conds, cs...)
+		if len(q.conds) > maxConditions {
+			return nil, queryErrorf("where: more than %d conditions", maxConditions)
+		}
 	}
 	if strings.TrimSpace(order) != "" {
 		keys, err := parseOrder(cols, order)
@@ -353,12 +373,18 @@ func tokenize(s string) ([]token, error) {
 				b.WriteByte(s[j])
 				j++
 			}
+			if b.Len() > maxStringBytes {
+				return nil, fmt.Errorf("string at %d: longer than %d bytes", i, maxStringBytes)
+			}
 			toks = append(toks, token{tokString, b.String(), i})
 			i = j
 		case isDigit(c) || (c == '-' || c == '+') && i+1 < len(s) && isDigit(s[i+1]):
 			j := i + 1
 			for j < len(s) && (isDigit(s[j]) || s[j] == '.' || isIdentPart(s[j])) {
 				j++
+			}
+			if j-i > maxNumberBytes {
+				return nil, fmt.Errorf("number at %d: longer than %d bytes", i, maxNumberBytes)
 			}
 			toks = append(toks, token{tokNumber, s[i:j], i})
 			i = j

@@ -1,10 +1,13 @@
 package pfscore
 
+import "unicode/utf8"
+
 // Like reports whether s matches the SQL LIKE pattern, as MySQL evaluates
 // NAME LIKE 'pattern' on the setup tables: '%' matches any run of
-// characters (including none), '_' exactly one, and '\' makes the next
-// character literal (a trailing '\' matches itself). Letters compare
-// case-insensitively (ASCII), as under MySQL's default collation.
+// characters (including none), '_' exactly one character (a whole UTF-8
+// sequence), and '\' makes the next character literal (a trailing '\'
+// matches itself). Letters compare case-insensitively (ASCII), as under
+// MySQL's default collation.
 //
 // It runs in O(len(s)*len(pattern)) at worst and allocates nothing.
 func Like(pattern, s string) bool {
@@ -23,7 +26,7 @@ func Like(pattern, s string) bool {
 				continue
 			case '_':
 				p++
-				i++
+				i += runeLen(s, i)
 				continue
 			case '\\':
 				if p+1 < len(pattern) {
@@ -48,13 +51,23 @@ func Like(pattern, s string) bool {
 		if starP < 0 {
 			return false
 		}
-		starI++
+		starI += runeLen(s, starI)
 		p, i = starP+1, starI
 	}
 	for p < len(pattern) && pattern[p] == '%' {
 		p++
 	}
 	return p == len(pattern)
+}
+
+// runeLen is the length of the UTF-8 sequence at s[i] (1 for an ASCII
+// byte or an invalid one).
+func runeLen(s string, i int) int {
+	if s[i] < utf8.RuneSelf {
+		return 1
+	}
+	_, n := utf8.DecodeRuneInString(s[i:])
+	return n
 }
 
 // fold lower-cases an ASCII letter.

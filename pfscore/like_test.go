@@ -33,6 +33,10 @@ func TestLike(t *testing.T) {
 		{"trail\\", "trail\\", true},
 		{"trail\\", "trail", false},
 		{"%/mutex/%", "wait/synch/mutex/a/b", true},
+		{"/tmp/_.log", "/tmp/é.log", true},   // '_' is one character, not one byte
+		{"/tmp/__.log", "/tmp/é.log", false}, // é is one character
+		{"%é", "café", true},
+		{"caf_", "café", true},
 	} {
 		if got := Like(tc.pattern, tc.s); got != tc.want {
 			t.Errorf("Like(%q, %q) = %v, want %v", tc.pattern, tc.s, got, tc.want)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -80,6 +81,11 @@ func runTables(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if *order != "" {
 		q.Set("order", *order)
 	}
+	limitSet := false
+	fs.Visit(func(f *flag.Flag) { limitSet = limitSet || f.Name == "limit" })
+	if limitSet && *limit < 0 {
+		return fmt.Errorf("%w: --limit %d: want 0 or more", errUsage, *limit)
+	}
 	if *limit >= 0 {
 		q.Set("limit", strconv.Itoa(*limit))
 	}
@@ -94,7 +100,7 @@ func runTables(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 // tableError adds a hint to the service's "unknown table".
 func tableError(err error) error {
 	if isNotFound(err) {
-		return fmt.Errorf("%w ('pfs tables' lists the tables)", err)
+		return fmt.Errorf("%w; 'pfs tables' with no name lists them", err)
 	}
 	return err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -32,6 +33,7 @@ func addrFlag(fs *flag.FlagSet) *string {
 type client struct {
 	base string // http://host:port/debug/pfs, no trailing slash
 	http *http.Client
+	ctx  context.Context // requests end when it does (pfs top: on Ctrl-C)
 }
 
 // newClient resolves addr (the --addr flag; "" means $PFS_ADDR, then
@@ -60,7 +62,7 @@ func newClient(addr string) (*client, error) {
 		}
 		base = "http://" + addr + exporter.DefaultPrefix
 	}
-	return &client{base: base, http: &http.Client{Timeout: 30 * time.Second}}, nil
+	return &client{base: base, http: &http.Client{Timeout: 30 * time.Second}, ctx: context.Background()}, nil
 }
 
 // A serverError is an error the handler answered with.
@@ -82,7 +84,7 @@ func (c *client) do(method, path string, q url.Values, body []byte) ([]byte, err
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequest(method, u, rd)
+	req, err := http.NewRequestWithContext(c.ctx, method, u, rd)
 	if err != nil {
 		return nil, err
 	}

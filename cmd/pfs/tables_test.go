@@ -192,3 +192,10 @@ func TestTablesUnreachable(t *testing.T) {
 		t.Errorf("unreachable: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
+
+func TestTablesNegativeLimit(t *testing.T) {
+	svc := startService(t)
+	if code, _, errs := pfs(t, "tables", "--addr", svc.addr, "--limit", "-3", "threads"); code != 2 || !strings.Contains(errs, "--limit -3") {
+		t.Errorf("--limit -3: exit %d, stderr %q; want a usage error", code, errs)
+	}
+}

@@ -64,6 +64,7 @@ func runTop(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	c.ctx = ctx // an interrupt also ends a request in flight
 	tty := isTerminal(stdout)
 	var st topState
 	for i := 0; *count == 0 || i < *count; i++ {
@@ -81,6 +82,9 @@ func runTop(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		}
 		frame.WriteString("\n")
 		if err := topReport(c, &frame, *limit, &st); err != nil {
+			if ctx.Err() != nil {
+				return nil // interrupted
+			}
 			// The first report, and every report a script asked for, must
 			// succeed; a live screen shows the error and tries again.
 			if i == 0 || *count > 0 {
