@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"reflect"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -170,7 +172,8 @@ func NewContainer[T any](name string, cfg ContainerConfig) (*Container[T], error
 	switch {
 	case cfg.PageSize < 0 || cfg.MaxPages < 0:
 		return nil, fmt.Errorf("%w: %s: negative size (PageSize %d, MaxPages %d)", ErrContainerConfig, name, cfg.PageSize, cfg.MaxPages)
-	case uint64(cfg.PageSize)*uint64(cfg.MaxPages) > 1<<32:
+	case uint64(cfg.PageSize) > math.MaxUint32 || uint64(cfg.MaxPages) > math.MaxUint32 ||
+		uint64(cfg.PageSize)*uint64(cfg.MaxPages) > 1<<32:
 		return nil, fmt.Errorf("%w: %s: PageSize*MaxPages = %d does not fit in 32 bits", ErrContainerConfig, name, uint64(cfg.PageSize)*uint64(cfg.MaxPages))
 	case cfg.ReclaimIdle < 0 || cfg.MinPages < 0:
 		return nil, fmt.Errorf("%w: %s: negative ReclaimIdle or MinPages", ErrContainerConfig, name)
@@ -242,6 +245,7 @@ func (c *Container[T]) Allocate() (*Record[T], DirtyState) {
 	}
 	gen := c.gen.Load()
 	n := c.hi.Load()
+	retiring := false
 	if n != 0 {
 		start := c.hint.Load()
 		if start >= n {
@@ -256,28 +260,40 @@ func (c *Container[T]) Allocate() (*Record[T], DirtyState) {
 					}
 					return r, d
 				}
+				if p.state.Load()&pageRetiring != 0 {
+					retiring = true
+				}
 			}
 			if i++; i == n {
 				i = 0
 			}
 		}
 	}
-	return c.allocateSlow(gen)
+	return c.allocateSlow(gen, retiring)
 }
 
 // allocateSlow runs when a walk over the page table, begun at generation gen,
 // found no FREE record: it tries pages created since, else creates one.
 //
 //go:noinline
-func (c *Container[T]) allocateSlow(gen uint64) (*Record[T], DirtyState) {
-	if c.published.Load() >= c.maxPages && c.gen.Load() == gen {
+func (c *Container[T]) allocateSlow(gen uint64, retiring bool) (*Record[T], DirtyState) {
+	if !retiring && c.published.Load() >= c.maxPages && c.gen.Load() == gen {
 		// Every slot holds a page and none was added since the walk began:
 		// lost, without touching the mutex.
 		c.lost.Add(1)
 		return nil, 0
 	}
 	c.mu.Lock()
-	if c.gen.Load() != gen {
+	if retiring {
+		for i := range c.hi.Load() {
+			if p := c.pages[i].Load(); p != nil {
+				if r, d := p.allocate(); r != nil {
+					c.mu.Unlock()
+					return r, d
+				}
+			}
+		}
+	} else if c.gen.Load() != gen {
 		// Another allocator created pages while we walked: try those
 		// first, so that allocators that find the container full together
 		// create one page, not one each.
@@ -482,12 +498,15 @@ type ContainerStats struct {
 // never blocks allocators.
 func (c *Container[T]) Stats() ContainerStats {
 	var alloc, free, used, high uint64
-	for {
+	for try := 0; ; try++ {
 		s := c.stats.lock.BeginOptimistic()
 		alloc, free = c.stats.countAlloc.Load(), c.stats.countFree.Load()
 		used, high = c.stats.countUsed.Load(), c.stats.highCount.Load()
 		if c.stats.lock.EndOptimistic(s) {
 			break
+		}
+		if try >= 3 { // the writer holds c.mu and may be descheduled: let it run
+			runtime.Gosched()
 		}
 	}
 	pb := c.pageBytes

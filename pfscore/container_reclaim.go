@@ -105,11 +105,13 @@ func (c *Container[T]) Reclaim(now time.Time) int {
 		w := p.state.Load()
 		if w>>2 != p.idleFrees || w&pageRetiring != 0 {
 			p.idle = false // used since it was observed: restart the clock
+			empty--        // and maybe no longer empty: do not count it as spare
 			continue
 		}
 		// Step 2.
 		if !p.state.CompareAndSwap(w, w|pageRetiring) {
 			p.idle = false
+			empty--
 			continue
 		}
 		// Step 3.
@@ -119,8 +121,8 @@ func (c *Container[T]) Reclaim(now time.Time) int {
 			empty--
 			continue
 		}
-		c.pages[i].Store(nil)
 		c.published.Add(^uint32(0))
+		c.pages[i].Store(nil)
 		c.countPages(-1)
 		empty--
 		retired++
@@ -150,5 +152,5 @@ func (c *Container[T]) allocateShared() (*Record[T], DirtyState) {
 			}
 		}
 	}
-	return c.allocateSlow(gen)
+	return c.allocateSlow(gen, false)
 }

@@ -76,11 +76,12 @@ import "sync/atomic"
 //   - The compiler does not move the owner's plain stores across the atomic
 //     operations: they are ordered on the SSA memory chain.
 //
-// Known limit: on ARMv8.0 cores without LSE, Go implements the compare-and-swap
-// and the add with a load-acquire/store-release exclusive pair, which is not a
-// full barrier; a plain store after it may in principle become visible before
-// the exclusive store. Readers would then need a DMB that Go does not offer
-// without assembly. otelpfs targets amd64 and LSE arm64 for its record writes.
+// On ARMv8.0 cores without LSE, Go implements the compare-and-swap and the
+// add with a load-acquire/store-release exclusive pair, which is not a full
+// barrier: a plain store after it could become visible before the exclusive
+// store. The transitions into DIRTY therefore end with an atomic load of the
+// word (LDAR), which is ordered after the store-release and before the
+// owner's later stores (see fence).
 //
 // Under the race detector cells are stored atomically (see internal/owned), so
 // -race sees only synchronized accesses and needs no suppressions.
