@@ -5,6 +5,11 @@ import (
 	"unsafe"
 )
 
+// atomicCells makes Set and Add atomic: under the race detector (see the
+// package doc), and where a 64-bit plain store is two 32-bit stores that a
+// reader could see half done (32-bit platforms).
+const atomicCells = raceEnabled || ^uintptr(0)>>63 == 0
+
 // Uint64 is a 64-bit cell with one writer and any number of readers. The zero
 // value is 0 and ready to use. A Uint64 must not be copied after first use.
 type Uint64 struct {
@@ -17,7 +22,7 @@ func (w *Uint64) Load() uint64 { return w.v.Load() }
 // Set stores x. Only the cell's owner may call it (see the package doc); it
 // is a plain store except under the race detector.
 func (w *Uint64) Set(x uint64) {
-	if raceEnabled {
+	if atomicCells {
 		w.v.Store(x)
 		return
 	}
@@ -27,7 +32,7 @@ func (w *Uint64) Set(x uint64) {
 // Add adds delta with a plain read-modify-write and returns the new value.
 // Only the owner may call it: two owners would lose updates.
 func (w *Uint64) Add(delta uint64) uint64 {
-	if raceEnabled {
+	if atomicCells {
 		return w.v.Add(delta)
 	}
 	p := (*uint64)(unsafe.Pointer(&w.v))
@@ -45,7 +50,7 @@ func (w *Int64) Load() int64 { return w.v.Load() }
 
 // Set stores x; owner only.
 func (w *Int64) Set(x int64) {
-	if raceEnabled {
+	if atomicCells {
 		w.v.Store(x)
 		return
 	}
@@ -55,7 +60,7 @@ func (w *Int64) Set(x int64) {
 // Add adds delta with a plain read-modify-write and returns the new value;
 // owner only.
 func (w *Int64) Add(delta int64) int64 {
-	if raceEnabled {
+	if atomicCells {
 		return w.v.Add(delta)
 	}
 	p := (*int64)(unsafe.Pointer(&w.v))

@@ -17,7 +17,8 @@ import (
 // # Cost, and why it is correct
 //
 // Where the hardware keeps stores in program order (amd64: total store
-// order), BeginWrite and EndWrite are plain stores, like Uint64.Set: a reader
+// order; 386 too, but its 64-bit stores are not single stores, so it takes
+// the atomic path), BeginWrite and EndWrite are plain stores, like Uint64.Set: a reader
 // that sees any of the cells' new values also sees the odd sequence stored
 // before them, because stores become visible in order and the reader's loads
 // are not reordered with each other. The compiler must keep the stores too:
