@@ -66,8 +66,8 @@ func TestContainerConfigBounds(t *testing.T) {
 	if ^uint(0)>>32 == 0 {
 		t.Skip("an int cannot hold 2^32 here")
 	}
-	one := 1
-	big := one << 32 // a shift at run time: the constant would not compile on 32-bit
+	shift := 32
+	big := 1 << shift // a shift at run time: the constant would not compile on 32-bit
 	for _, cfg := range []ContainerConfig{{PageSize: big, MaxPages: 1}, {PageSize: 1, MaxPages: big}} {
 		if _, err := NewContainer[lostRec]("big", cfg); err == nil {
 			t.Errorf("%+v accepted: its sizes do not fit in 32 bits", cfg)
