@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -135,13 +136,21 @@ var topSections = []topSection{
 }
 
 // topReport writes one report. A section whose table the service does not
-// have says so; any other failure is returned.
+// have (an older otelpfs) says so, unless no section's table is there: an
+// address with none of them is not an otelpfs handler, and that is an
+// error, as is any other failure.
 func topReport(c *client, w *bytes.Buffer, limit int, st *topState) error {
+	missing := 0
 	for _, s := range topSections {
 		fmt.Fprintf(w, "\n%s\n", s.title)
 		res, err := s.build(c, limit, st)
 		switch {
 		case isNotFound(err):
+			if missing++; missing == len(topSections) {
+				var se *serverError
+				errors.As(err, &se)
+				return fmt.Errorf("the service at %s has none of the tables pfs top reads (is this an otelpfs /debug/pfs handler?): it answers 404 %q", c.base, se.msg)
+			}
 			fmt.Fprintln(w, "  (not available from this service)")
 		case err != nil:
 			return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -184,5 +185,96 @@ func TestTopInterval(t *testing.T) {
 		if m.uint(r, "interval") != 0 {
 			t.Errorf("%s waited in the interval: %v", m.str(r, "events"), r)
 		}
+	}
+}
+
+// TestTopNotAHandler: a server that is not an otelpfs /debug/pfs handler
+// makes top fail, naming the address, instead of printing empty sections.
+func TestTopNotAHandler(t *testing.T) {
+	t.Setenv("PFS_ADDR", "")
+	answer := func(status int, contentType, body string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", contentType)
+			w.WriteHeader(status)
+			io.WriteString(w, body)
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		h    http.Handler
+	}{
+		{"404 everywhere", http.NotFoundHandler()},
+		{"JSON 404 everywhere", answer(http.StatusNotFound, "application/json", `{"error":"not found"}`)},
+		{"HTML page", answer(http.StatusOK, "text/html; charset=utf-8", "<!doctype html><html><body><h1>Welcome</h1></body></html>")},
+		{"plain text", answer(http.StatusOK, "text/plain; charset=utf-8", "ok\n")},
+		{"unrelated JSON", answer(http.StatusOK, "application/json", `{"status":"ok","items":[1,2,3]}`)},
+		{"JSON array", answer(http.StatusOK, "application/json", `[{"table":"x"}]`)},
+		{"a table of another name", answer(http.StatusOK, "application/json", `{"table":"other","columns":[{"name":"A","type":"string"}],"rows":[]}`)},
+		{"a table without columns", answer(http.StatusOK, "application/json", `{"table":"events_waits_summary_global_by_event_name","columns":[],"rows":[]}`)},
+		{"table JSON as text", otelpfsAs("text/plain; charset=utf-8")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(tc.h)
+			defer srv.Close()
+			for _, args := range [][]string{
+				{"top", "--addr", srv.URL, "--once"},
+				{"top", "--addr", srv.URL, "--count", "2", "--interval", "1ms"},
+			} {
+				code, out, errs := pfs(t, args...)
+				if code != 1 || out != "" || !strings.Contains(errs, srv.URL) || !strings.Contains(errs, "otelpfs") {
+					t.Errorf("pfs %v: exit %d, stdout %q, stderr %q; want exit 1, no report, and an error naming %s",
+						args, code, out, errs, srv.URL)
+				}
+			}
+		})
+	}
+}
+
+// otelpfsAs serves a real handler's answers under another content type.
+func otelpfsAs(contentType string) http.Handler {
+	s, _ := pfscore.New(pfscore.WithoutEnvironment())
+	h := exporter.Handler(s)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		w.Header().Set("Content-Type", contentType)
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	})
+}
+
+// TestTopUnreachable: nothing listening at the address is an error, not a
+// report of empty sections.
+func TestTopUnreachable(t *testing.T) {
+	t.Setenv("PFS_ADDR", "")
+	srv := httptest.NewServer(http.NotFoundHandler())
+	addr := srv.Listener.Addr().String()
+	srv.Close() // the port was just free: nothing listens there now
+	for _, args := range [][]string{
+		{"top", "--addr", addr, "--once"},
+		{"top", "--addr", addr, "--count", "2", "--interval", "1ms"},
+		{"top", "--addr", "http://" + addr + "/debug/pfs", "--once"},
+	} {
+		code, out, errs := pfs(t, args...)
+		if code != 1 || out != "" || !strings.Contains(errs, "cannot reach the service at http://"+addr) {
+			t.Errorf("pfs %v: exit %d, stdout %q, stderr %q; want exit 1, no report, and the address", args, code, out, errs)
+		}
+	}
+}
+
+// TestTopHandlerErrorNamesService: an error the handler answers with is
+// reported with the table and the service it came from.
+func TestTopHandlerErrorNamesService(t *testing.T) {
+	t.Setenv("PFS_ADDR", "")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, `{"error":"rendering: out of paper"}`)
+	}))
+	defer srv.Close()
+	code, out, errs := pfs(t, "top", "--addr", srv.URL, "--once")
+	want := "table events_waits_summary_global_by_event_name of " + srv.URL + "/debug/pfs: rendering: out of paper"
+	if code != 1 || out != "" || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errs, want)
 	}
 }
