@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"context"
+	"runtime"
 	"sync"
 
 	"github.com/otelpfs/otelpfs/pfscore"
@@ -60,4 +61,5 @@ func (c *Cond) wait(t *Thread) {
 	}
 	c.Cond.Wait()
 	w.EndWait(-1)
+	runtime.KeepAlive(c) // its cleanup must not free the instance before EndWait
 }

@@ -80,7 +80,10 @@ func (c *SocketClass) Dial(network, address string) (net.Conn, error) {
 // is a "connect" wait of the new socket's instance, whose OBJECT_NAME is
 // address as given; a failed dial's instance is destroyed, its wait counted
 // in the class's summaries. The thread ctx carries is the connect wait's
-// thread and becomes the Conn's owner (see Conn.SetThread).
+// thread only: the Conn has no owner until SetThread gives it one, because
+// a dialed connection commonly outlives the request that dialed it (an
+// http.Transport or database/sql pool keeps it, and its read and write
+// loops run on goroutines of their own).
 func (c *SocketClass) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
 	return c.dial(ctx, network, address, c.dialer.DialContext)
 }
@@ -124,7 +127,7 @@ func (c *SocketClass) dial(ctx context.Context, network, address string, dial Di
 		inst.Destroy()
 		return nil, err
 	}
-	return newConn(conn, inst, conn.RemoteAddr(), t), nil
+	return newConn(conn, inst, conn.RemoteAddr(), nil), nil
 }
 
 // Wrap instruments conn, a connection made elsewhere, as a socket of the
@@ -327,12 +330,17 @@ func setAddress(inst *pfscore.IOInstance, a net.Addr) {
 //
 // # Thread attribution
 //
-// A socket has an owner thread (socket_instances.THREAD_ID), as in MySQL: a
-// Conn's waits are attributed to its owner, set by DialContext from its
-// context or by SetThread (an accepted Conn has none until then). A Thread
-// is driven by one goroutine at a time, so a Conn read by one goroutine and
-// written by another should have no owner, or its thread's counts may be
-// lost (never corrupted).
+// A socket has an owner thread (socket_instances.THREAD_ID), as in MySQL,
+// where it is the thread that serves the connection: a Conn's waits are
+// attributed to its owner, which only SetThread sets. A dialed or accepted
+// Conn has none until then: the dial's connect wait belongs to the thread
+// of its context, but the connection usually lives on in a pool after that
+// request, read and written by goroutines of its own. Give a Conn an owner
+// when one thread serves it for its whole life (a server's connection
+// handler). A Thread is driven by one goroutine at a time: a Conn read by
+// one goroutine while another writes it should have no owner, or its
+// thread loses the waits that overlap (counted in
+// Performance_schema_thread_events_lost; rows are never torn).
 //
 // # Cost
 //

@@ -75,8 +75,15 @@ func TestConnWorkload(t *testing.T) {
 	port := k.ln.Addr().(*net.TCPAddr).Port
 	ioCheck(t, "listener", ioRow(t, s, "socket_instances", "EVENT_NAME", k.listenName),
 		map[string]any{"IP": "127.0.0.1", "PORT": int64(port)}) // STATE: ACTIVE while in Accept
+	// The dial's thread has the connect wait, but does not own the
+	// connection, which may outlive it in a pool: SetThread gives it one.
 	ioCheck(t, "client", ioRow(t, s, "socket_instances", "EVENT_NAME", k.clientName),
-		map[string]any{"IP": "127.0.0.1", "PORT": int64(port), "STATE": "IDLE", "THREAD_ID": th.ID()})
+		map[string]any{"IP": "127.0.0.1", "PORT": int64(port), "STATE": "IDLE", "THREAD_ID": nil})
+	ioCheck(t, "connect wait", ioRow(t, s, "events_waits_current", "THREAD_ID", th.ID()),
+		map[string]any{"EVENT_NAME": k.clientName, "OPERATION": "connect"})
+	client.SetThread(th)
+	ioCheck(t, "client", ioRow(t, s, "socket_instances", "EVENT_NAME", k.clientName),
+		map[string]any{"THREAD_ID": th.ID()})
 	clientPort := client.LocalAddr().(*net.TCPAddr).Port
 	ioCheck(t, "server", ioRow(t, s, "socket_instances", "EVENT_NAME", k.serverName),
 		map[string]any{"IP": "127.0.0.1", "PORT": int64(clientPort), "STATE": "IDLE", "THREAD_ID": nil})

@@ -119,6 +119,7 @@ func (m *Mutex) lockSlow(t *Thread) {
 	}
 	m.mu.Lock()
 	w.EndWait(-1)
+	runtime.KeepAlive(m) // its cleanup must not free the instance before EndWait
 	m.inst.SetOwner(t)
 	m.owned = true
 }
@@ -137,6 +138,7 @@ func (m *Mutex) tryLock(t *Thread) bool {
 	}
 	ok := m.mu.TryLock()
 	w.EndWait(-1)
+	runtime.KeepAlive(m) // its cleanup must not free the instance before EndWait
 	if ok {
 		m.inst.SetOwner(t)
 		m.owned = true

@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"context"
+	"runtime"
 	"sync"
 
 	"github.com/otelpfs/otelpfs/pfscore"
@@ -50,6 +51,7 @@ func (rw *RWMutex) lock(t *Thread) {
 	}
 	rw.mu.Lock()
 	w.EndWait(-1)
+	runtime.KeepAlive(rw) // its cleanup must not free the instance before EndWait
 	rw.inst.SetOwner(t)
 }
 
@@ -74,6 +76,7 @@ func (rw *RWMutex) tryLock(t *Thread) bool {
 	}
 	ok := rw.mu.TryLock()
 	w.EndWait(-1)
+	runtime.KeepAlive(rw) // its cleanup must not free the instance before EndWait
 	if ok {
 		rw.inst.SetOwner(t)
 	}
@@ -95,6 +98,7 @@ func (rw *RWMutex) rlock(t *Thread) {
 	if rw.inst.BeginWait(&w, t, pfscore.OpReadLock) {
 		rw.mu.RLock()
 		w.EndWait(-1)
+		runtime.KeepAlive(rw) // its cleanup must not free the instance before EndWait
 	} else {
 		rw.mu.RLock()
 	}
@@ -113,6 +117,7 @@ func (rw *RWMutex) tryRLock(t *Thread) bool {
 	if rw.inst.BeginWait(&w, t, pfscore.OpTryReadLock) {
 		ok = rw.mu.TryRLock()
 		w.EndWait(-1)
+		runtime.KeepAlive(rw) // its cleanup must not free the instance before EndWait
 	} else {
 		ok = rw.mu.TryRLock()
 	}

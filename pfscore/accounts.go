@@ -1,12 +1,42 @@
 package pfscore
 
 import (
+	"slices"
+	"sort"
+	"sync"
 	"sync/atomic"
 )
 
+// accounts, users and hosts: one actorRow per row, in maps bounded by
+// WithAccountsSize, WithUsersSize and WithHostsSize.
+//
+// # Locks, and why a summary never counts a thread twice
+//
+// A by_account/by_user/by_host summary row is the statistics of the threads
+// that ended under the row (rolled up by End) plus those of its live threads
+// (read from their storage). End moves a thread from the second to the
+// first; a reader must see it in exactly one. So each row has a mutex, mu,
+// and:
+//
+//   - a row's live list and its stored statistics change only under its mu;
+//     an account's stored statistics, which its user's and host's rows add,
+//     change only under the account's, its user's and its host's mu (End and
+//     TRUNCATE accounts take all three, in that order);
+//   - a reader copies a row's stored statistics, those of its accounts, and
+//     its live list under the row's mu alone, then reads the live threads'
+//     storage without any lock (Schema.readers keeps that storage theirs).
+//
+// A thread that ends after the copy is counted live, with values no greater
+// than those it will roll up: the next read is never lower. No lock is held
+// while more than one row's statistics are copied, and Schema.actorsMu,
+// which NewThread takes to find its rows, is held only to copy the maps'
+// bounded lists of rows.
+//
+// Lock order: Schema.actorsMu, then account, user, host mu. End takes the
+// rows' mu without actorsMu.
+
 // actorRow is a row of accounts, users or hosts, with its per-event-name
-// statistics: the sums of the threads that ended under it. The tables add
-// the live threads on read.
+// statistics.
 type actorRow struct {
 	user, host string
 	current    atomic.Int64  // CURRENT_CONNECTIONS
@@ -17,103 +47,252 @@ type actorRow struct {
 	// TRUNCATE of the summary removes the rows of actors without
 	// connections, until they connect again.
 	hideUntil atomic.Uint64
-	// waits is indexed by class; grown under Schema.actorsMu.
+
+	mu sync.Mutex
+	// waits, indexed by class, holds the statistics of the threads that
+	// ended under the row (an account's; a user's or host's of threads
+	// without an account row), and of accounts TRUNCATE removed (users',
+	// hosts'). Grown by copy; written under mu (see above); loaded by
+	// anyone.
 	waits atomic.Pointer[[]sharedStat]
+	// live is the threads alive under the row, under mu; a Thread knows
+	// its place (Thread.live).
+	live []*Thread
+	// accounts is, for a user or host row, its accounts, under mu.
+	accounts []*actorRow
 }
 
 type accountKey struct{ user, host string }
 
+// Which of a thread's rows: its place in Thread.live.
+const (
+	liveAccount = iota
+	liveUser
+	liveHost
+)
+
+func newActorRow(k accountKey) *actorRow {
+	r := &actorRow{user: k.user, host: k.host}
+	empty := []sharedStat{}
+	r.waits.Store(&empty)
+	return r
+}
+
 // actorsConnect finds or creates the rows of a new thread's account, user
-// and host, and counts the connection.
-func (s *Schema) actorsConnect(user, host string) (acct, usr, hst *actorRow) {
+// and host, counts the connection, and lists the thread as live in them. A
+// full table leaves the thread without that row and counts it lost
+// (Performance_schema_accounts_lost, _users_lost, _hosts_lost).
+func (s *Schema) actorsConnect(t *Thread) {
+	user, host := t.user, t.host
 	if user == "" && host == "" {
-		return nil, nil, nil
+		return
 	}
 	s.actorsMu.Lock()
 	defer s.actorsMu.Unlock()
-	get := func(m map[accountKey]*actorRow, k accountKey) *actorRow {
-		r := m[k]
-		if r == nil {
-			r = &actorRow{user: k.user, host: k.host}
-			empty := []sharedStat{}
-			r.waits.Store(&empty)
-			m[k] = r
+	get := func(m map[accountKey]*actorRow, k accountKey, size int, lost *atomic.Uint64) (*actorRow, bool) {
+		if r := m[k]; r != nil {
+			return r, false
 		}
-		r.current.Add(1)
-		r.total.Add(1)
-		return r
+		if len(m) >= size {
+			lost.Add(1)
+			return nil, false
+		}
+		r := newActorRow(k)
+		m[k] = r
+		return r, true
 	}
+	var newAcct, newUsr, newHst bool
 	if user != "" && host != "" {
-		acct = get(s.accounts, accountKey{user, host})
+		t.acct, newAcct = get(s.accounts, accountKey{user, host}, s.cfg.accountsSize, &s.accountsLost)
 	}
 	if user != "" {
-		usr = get(s.users, accountKey{user: user})
+		t.usr, newUsr = get(s.users, accountKey{user: user}, s.cfg.usersSize, &s.usersLost)
 	}
 	if host != "" {
-		hst = get(s.hosts, accountKey{host: host})
+		t.hst, newHst = get(s.hosts, accountKey{host: host}, s.cfg.hostsSize, &s.hostsLost)
 	}
-	return acct, usr, hst
-}
-
-// rollUpLocked rolls an ending thread's statistics up, as MySQL's
-// aggregate_thread does: into its account if it has one, else into its user
-// and its host; a thread with neither rolls into the global rows of the
-// event names that have no instances (idle). Connections drop by one.
-// s.actorsMu is held.
-func (s *Schema) rollUpLocked(t *Thread, stats []ownedStat) {
-	var targets []*actorRow
-	switch {
-	case t.acct != nil:
-		targets = []*actorRow{t.acct}
-	case t.usr != nil || t.hst != nil:
-		for _, r := range []*actorRow{t.usr, t.hst} {
-			if r != nil {
-				targets = append(targets, r)
+	// A new user or host row adds the accounts that exist already (made
+	// while its table was full); a new account joins its user and host.
+	if newUsr || newHst {
+		for _, a := range s.accounts {
+			if newUsr && a.user == user {
+				t.usr.attach(a)
+			}
+			if newHst && a.host == host {
+				t.hst.attach(a)
 			}
 		}
 	}
-	for _, r := range []*actorRow{t.acct, t.usr, t.hst} {
-		if r != nil {
-			r.current.Add(-1)
+	if newAcct {
+		for _, up := range []*actorRow{t.usr, t.hst} {
+			if up != nil {
+				up.attach(t.acct)
+			}
 		}
+	}
+	for i, r := range [3]*actorRow{t.acct, t.usr, t.hst} {
+		if r == nil {
+			continue
+		}
+		r.mu.Lock()
+		t.live[i] = len(r.live)
+		r.live = append(r.live, t)
+		r.current.Add(1)
+		r.total.Add(1)
+		r.mu.Unlock()
+	}
+}
+
+// attach adds account a to user or host row r.
+func (r *actorRow) attach(a *actorRow) {
+	r.mu.Lock()
+	if !slices.Contains(r.accounts, a) {
+		r.accounts = append(r.accounts, a)
+	}
+	r.mu.Unlock()
+}
+
+// actorsDisconnect rolls an ending thread's statistics up, as MySQL's
+// aggregate_thread does: into its account if it has one, else into its
+// user and its host; and takes the thread off its rows' live lists. All of
+// it under the rows' mu, so readers see the thread either live or rolled
+// up (see above).
+func (s *Schema) actorsDisconnect(t *Thread, stats []ownedStat) {
+	rows := [3]*actorRow{t.acct, t.usr, t.hst}
+	if rows == [3]*actorRow{} {
+		return
+	}
+	tag := s.extTags[truncThreads].Load()
+	loaded := loadStats(stats, len(stats), tag)
+	for _, r := range rows {
+		if r != nil {
+			r.mu.Lock()
+		}
+	}
+	targets := rows[:1]
+	if t.acct == nil {
+		targets = rows[1:]
 	}
 	for _, r := range targets {
-		w := r.growWaits(len(stats))
-		for i := range stats {
-			w[i].addRow(stats[i].load())
+		if r != nil {
+			r.addWaits(tag, loaded)
 		}
 	}
-	// Events without an instance (idle) reach the global summary only
-	// through threads: keep those of ended threads.
-	g := s.endedThreadWaits(len(stats))
-	for i := range stats {
-		if st := stats[i].load(); st.Count != 0 {
-			g[i].addRow(st)
+	for i, r := range rows {
+		if r == nil {
+			continue
+		}
+		r.removeLive(t, i)
+		r.current.Add(-1)
+	}
+	for i := len(rows) - 1; i >= 0; i-- {
+		if rows[i] != nil {
+			rows[i].mu.Unlock()
 		}
 	}
 }
 
-// growWaits returns r's statistics, at least n long. s.actorsMu is held.
-func (r *actorRow) growWaits(n int) []sharedStat { return growShared(&r.waits, n) }
+// removeLive takes t off r's live list; r.mu is held.
+func (r *actorRow) removeLive(t *Thread, which int) {
+	i := t.live[which]
+	last := len(r.live) - 1
+	if i > last || r.live[i] != t {
+		panic("pfs: BUG: a thread is not where its live list index says")
+	}
+	moved := r.live[last]
+	r.live[i] = moved
+	moved.live[which] = i
+	r.live[last] = nil
+	r.live = r.live[:last]
+}
 
-// endedThreadWaits returns the statistics of ended threads by class, at
-// least n long. s.actorsMu is held.
-func (s *Schema) endedThreadWaits(n int) []sharedStat { return growShared(&s.threadsEnded, n) }
+// addWaits adds statistics by class to the row's stored ones. The writers'
+// locks are held (see above).
+func (r *actorRow) addWaits(tag uint64, st []StatRow) {
+	w := growShared(&r.waits, len(st), tag)
+	for i := range st {
+		w[i].addRow(tag, st[i])
+	}
+}
+
+// rollUpEndedLocked adds an ended thread's statistics to the ended threads'
+// totals, which the global summary adds for the event names that have no
+// instances (idle). s.endMu is held.
+func (s *Schema) rollUpEndedLocked(stats []ownedStat) {
+	tag := s.extTags[truncThreads].Load()
+	g := growShared(&s.threadsEnded, len(stats), tag)
+	for i := range stats {
+		if st := stats[i].load(tag); st.Count != 0 {
+			g[i].addRow(tag, st)
+		}
+	}
+}
 
 // growShared returns the statistics p points to, replaced by a copy n long
-// if they are shorter. The caller serializes growers (s.actorsMu); readers
-// load p and read whichever table they got.
-func growShared(p *atomic.Pointer[[]sharedStat], n int) []sharedStat {
+// if they are shorter. The caller serializes writers; readers load p and
+// read whichever table they got.
+func growShared(p *atomic.Pointer[[]sharedStat], n int, tag uint64) []sharedStat {
 	old := *p.Load()
 	if len(old) >= n {
 		return old
 	}
 	next := make([]sharedStat, n)
 	for i := range old {
-		next[i].addRow(old[i].load())
+		next[i].copyFrom(&old[i])
 	}
 	p.Store(&next)
 	return next
+}
+
+// copyFrom copies o; the caller is the only writer of both.
+func (s *sharedStat) copyFrom(o *sharedStat) {
+	s.count.Store(o.count.Load())
+	s.sum.Store(o.sum.Load())
+	s.min.Store(o.min.Load())
+	s.max.Store(o.max.Load())
+}
+
+// actorSnapshot copies the rows of an account, user or host map under
+// actorsMu, sorted by user and host.
+func (s *Schema) actorSnapshot(m map[accountKey]*actorRow) []*actorRow {
+	s.actorsMu.Lock()
+	rows := make([]*actorRow, 0, len(m))
+	for _, r := range m {
+		rows = append(rows, r)
+	}
+	s.actorsMu.Unlock()
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].user != rows[j].user {
+			return rows[i].user < rows[j].user
+		}
+		return rows[i].host < rows[j].host
+	})
+	return rows
+}
+
+// actorStats returns a row's statistics by class, n classes long, as a
+// summary shows them: its stored statistics, its accounts' (for a user or
+// host), and its live threads'. The caller has begun a read (see
+// Schema.readers).
+func (r *actorRow) actorStats(n int, tag uint64) []StatRow {
+	r.mu.Lock()
+	out := loadShared(*r.waits.Load(), n, tag)
+	for _, a := range r.accounts {
+		addStats(out, loadShared(*a.waits.Load(), n, tag))
+	}
+	live := slices.Clone(r.live)
+	r.mu.Unlock()
+	for _, t := range live {
+		addStats(out, t.threadStats(n, tag))
+	}
+	return out
+}
+
+// addStats adds src to dst by class.
+func addStats(dst, src []StatRow) {
+	for i := range min(len(dst), len(src)) {
+		dst[i].add(src[i])
+	}
 }
 
 // hiddenInSummary reports whether a TRUNCATE of the row's summary removed
@@ -129,8 +308,51 @@ func (s *Schema) hideIdleActors(m map[accountKey]*actorRow) {
 	s.actorsMu.Lock()
 	defer s.actorsMu.Unlock()
 	for _, r := range m {
+		r.mu.Lock()
 		if r.current.Load() == 0 {
 			r.hideUntil.Store(r.total.Load() + 1)
+		}
+		r.mu.Unlock()
+	}
+}
+
+// truncateActors is TRUNCATE accounts, users or hosts, as MySQL has it: rows
+// with no current connection are removed (their statistics moving up into
+// their user and host, for accounts), and TOTAL_CONNECTIONS restarts from
+// CURRENT_CONNECTIONS for the others.
+func (s *Schema) truncateActors(m map[accountKey]*actorRow) {
+	s.actorsMu.Lock()
+	defer s.actorsMu.Unlock()
+	tag := s.extTags[truncThreads].Load()
+	for k, r := range m {
+		var up [2]*actorRow
+		if r.user != "" && r.host != "" { // an account
+			up = [2]*actorRow{s.users[accountKey{user: r.user}], s.hosts[accountKey{host: r.host}]}
+		}
+		locked := append([]*actorRow{r}, up[0], up[1])
+		for _, l := range locked {
+			if l != nil {
+				l.mu.Lock()
+			}
+		}
+		if cur := r.current.Load(); cur > 0 {
+			r.totalBase.Store(r.total.Load() - uint64(cur))
+		} else {
+			// An account's statistics stay in by_user and by_host: they
+			// move into the rows that showed them through r.
+			st := loadShared(*r.waits.Load(), len(*r.waits.Load()), tag)
+			for _, u := range up {
+				if u != nil {
+					u.addWaits(tag, st)
+					u.accounts = slices.DeleteFunc(u.accounts, func(a *actorRow) bool { return a == r })
+				}
+			}
+			delete(m, k)
+		}
+		for i := len(locked) - 1; i >= 0; i-- {
+			if locked[i] != nil {
+				locked[i].mu.Unlock()
+			}
 		}
 	}
 }

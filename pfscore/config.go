@@ -25,6 +25,9 @@ type config struct {
 	waitsHistorySize int // events_waits_history rows per thread
 	waitsLongSize    int // events_waits_history_long rows
 	maxThreads       int
+	accountsSize     int
+	usersSize        int
+	hostsSize        int
 	maxInstances     [numKinds]int
 	maxNames         int
 	reclaimIdle      time.Duration
@@ -40,6 +43,9 @@ func newConfig(opts []Option) config {
 		waitsHistorySize: 10,
 		waitsLongSize:    10_000,
 		maxThreads:       8192,
+		accountsSize:     256,
+		usersSize:        256,
+		hostsSize:        256,
 		maxNames:         65536,
 		reclaimIdle:      time.Minute,
 		consumers:        map[Consumer]bool{},
@@ -174,6 +180,38 @@ func WithWaitsHistoryLongSize(n int) Option {
 func WithMaxThreads(n int) Option {
 	return optionFunc(func(c config) config {
 		c.maxThreads = max(n, 1)
+		return c
+	})
+}
+
+// WithAccountsSize bounds the rows of accounts
+// (performance_schema_accounts_size). By default 256. A thread whose account
+// has no row and finds the table full gets none: its statistics roll up
+// into its user and host instead, and Performance_schema_accounts_lost
+// counts it. 0 keeps no accounts.
+func WithAccountsSize(n int) Option {
+	return optionFunc(func(c config) config {
+		c.accountsSize = max(n, 0)
+		return c
+	})
+}
+
+// WithUsersSize bounds the rows of users (performance_schema_users_size).
+// By default 256. Past it, Performance_schema_users_lost counts the threads
+// left without a user row.
+func WithUsersSize(n int) Option {
+	return optionFunc(func(c config) config {
+		c.usersSize = max(n, 0)
+		return c
+	})
+}
+
+// WithHostsSize bounds the rows of hosts (performance_schema_hosts_size).
+// By default 256. Past it, Performance_schema_hosts_lost counts the threads
+// left without a host row.
+func WithHostsSize(n int) Option {
+	return optionFunc(func(c config) config {
+		c.hostsSize = max(n, 0)
 		return c
 	})
 }

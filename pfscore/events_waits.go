@@ -155,6 +155,7 @@ type waitSlot struct {
 // WaitState is what an event carries from BeginWait to EndWait, on the
 // caller's stack (MySQL's PSI_*_locker_state). Its zero value is ready.
 type WaitState struct {
+	s      *Schema
 	t      *Thread     // nil: no per-thread statistics or events
 	own    *ownedStat  // the instance's statistics, if its writers are serialized
 	shared *sharedStat // or, if they are not
@@ -164,7 +165,9 @@ type WaitState struct {
 	timer  hwclock.Timer
 	op     Operation
 	level  int8
+	grp    uint8 // the instance's truncation group (see table_summary.go)
 	start  uint64
+	id     uint64 // EVENT_ID, when wsEvent
 }
 
 // WaitState flags: what the event's start decided.
@@ -185,7 +188,7 @@ func (s *Schema) beginWait(w *WaitState, c *Class, t *Thread, op Operation, inst
 	if f&flagOn == 0 {
 		return false
 	}
-	w.class, w.op, w.flags, w.t = c.index, op, 0, nil
+	w.s, w.class, w.op, w.flags, w.t = s, c.index, op, 0, nil
 	w.own, w.shared, w.io, w.start = nil, nil, nil, 0
 	if f&flagSetTimed != 0 && objTimed {
 		w.flags = wsTimed
@@ -212,10 +215,17 @@ func (s *Schema) beginWait(w *WaitState, c *Class, t *Thread, op Operation, inst
 	return true
 }
 
-// beginWaitEvent fills the thread's current row for a new wait.
+// beginWaitEvent fills the thread's current row for a new wait, in a write
+// section of the thread (see Thread.enter).
 func (t *Thread) beginWaitEvent(w *WaitState, op Operation, inst, name, source uint64) {
+	if !t.enter() {
+		w.flags &^= wsHistory | wsHistoryLong
+		w.t = nil // the thread is another goroutine's now, or ended
+		return
+	}
 	level := t.depth
 	if level >= waitStackDepth {
+		t.leave()
 		t.s.nestedWaitLost.Add(1)
 		w.flags &^= wsHistory | wsHistoryLong
 		return
@@ -223,6 +233,7 @@ func (t *Thread) beginWaitEvent(w *WaitState, op Operation, inst, name, source u
 	w.flags |= wsEvent
 	w.level = int8(level)
 	id := t.eventID
+	w.id = id
 	t.eventID++
 	var nestID uint64
 	var nestType NestingType
@@ -248,6 +259,7 @@ func (t *Thread) beginWaitEvent(w *WaitState, op Operation, inst, name, source u
 	slot.seq.EndWrite()
 	t.depth = level + 1
 	t.depthCell.Set(uint64(level + 1))
+	t.leave()
 }
 
 // EndWait ends the event BeginWait started. bytes is NUMBER_OF_BYTES, or
@@ -259,28 +271,45 @@ func (w *WaitState) EndWait(bytes int64) {
 		end = w.timer.Now()
 		wait = end - w.start
 	}
-	switch {
-	case w.own != nil:
-		w.own.aggregate(timed, wait)
-	case w.io != nil:
-		w.io.aggregate(w.op, timed, wait, bytes)
-	case w.shared != nil:
-		w.shared.aggregate(timed, wait)
+	if w.own != nil || w.io != nil || w.shared != nil {
+		tag := w.s.extTags[w.grp].Load()
+		switch {
+		case w.own != nil:
+			w.own.aggregate(tag, timed, wait)
+		case w.io != nil:
+			w.io.aggregate(tag, w.op, timed, wait, bytes)
+		default:
+			w.shared.aggregate(tag, timed, wait)
+		}
 	}
-	t := w.t
-	if t == nil {
-		return
-	}
-	t.stat(w.class).aggregate(timed, wait)
-	if w.flags&wsEvent != 0 {
-		t.endWaitEvent(w, end, bytes)
+	if t := w.t; t != nil {
+		t.endWait(w, timed, wait, end, bytes)
 	}
 }
 
+// endWait adds the wait to the thread's statistics and closes its current
+// row, in a write section of the thread.
+func (t *Thread) endWait(w *WaitState, timed bool, wait, end uint64, bytes int64) {
+	if !t.enter() {
+		return
+	}
+	t.stat(w.class).aggregate(t.s.extTags[truncThreads].Load(), timed, wait)
+	if w.flags&wsEvent != 0 {
+		t.endWaitEvent(w, end, bytes)
+	}
+	t.leave()
+}
+
 // endWaitEvent closes the thread's current row and copies it to history.
+// A row that is no longer the event's (a misuse of the thread by two
+// goroutines reused its level) is left alone.
 func (t *Thread) endWaitEvent(w *WaitState, end uint64, bytes int64) {
 	slot := &t.waits[w.level]
 	c := &slot.cells
+	if c[wEventID].Load() != w.id {
+		t.s.threadEventsLost.Add(1)
+		return
+	}
 	slot.seq.BeginWrite()
 	c[wEndEventID].Set(t.eventID) // END_EVENT_ID is the last event id so far: eventID-1, stored +1
 	c[wTimerEnd].Set(end)
@@ -308,19 +337,19 @@ func (t *Thread) endWaitEvent(w *WaitState, end uint64, bytes int64) {
 }
 
 // aggregate counts an I/O wait in READ, WRITE or MISC.
-func (io *ioInstance) aggregate(op Operation, timed bool, wait uint64, bytes int64) {
+func (io *ioInstance) aggregate(tag uint64, op Operation, timed bool, wait uint64, bytes int64) {
 	switch op.ioKind() {
 	case ioRead:
-		io.read.aggregate(timed, wait)
+		io.read.aggregate(tag, timed, wait)
 		if bytes > 0 {
 			io.readBytes.Add(uint64(bytes))
 		}
 	case ioWrite:
-		io.write.aggregate(timed, wait)
+		io.write.aggregate(tag, timed, wait)
 		if bytes > 0 {
 			io.writeBytes.Add(uint64(bytes))
 		}
 	default:
-		io.misc.aggregate(timed, wait)
+		io.misc.aggregate(tag, timed, wait)
 	}
 }

@@ -77,6 +77,7 @@ func (m *SyncInstance) BeginWait(w *WaitState, t *Thread, op Operation) bool {
 	// held), an rwlock's readers end together, and a cond's locker may be
 	// shared (an RLocker): their waits use the atomic statistics. Readers
 	// sum the two.
+	w.grp = truncSync
 	if m.class.kind == KindMutex && op == OpLock {
 		w.own = &m.rec.value.stat
 	} else {
@@ -128,9 +129,10 @@ func (m *SyncInstance) Destroy() {
 	}
 	s := m.s
 	s.instMu.Lock()
-	st := m.rec.value.stat.load()
-	st.add(m.rec.value.shared.load())
-	s.destroyedWaits(m.class.index).addRow(st)
+	tag := s.extTags[truncSync].Load()
+	st := m.rec.value.stat.load(tag)
+	st.add(m.rec.value.shared.load(tag))
+	s.destroyedWaits(m.class.index).addRow(tag, st)
 	s.syncContainer(m.class.kind).Free(m.rec)
 	s.instMu.Unlock()
 	s.maybeReclaim()
@@ -145,6 +147,7 @@ type IOInstance struct {
 	name   uint64
 	source uint64
 	typ    ObjectType
+	grp    uint8 // truncFile or truncSocket
 	schema string
 	oname  string
 	freed  atomic.Bool
@@ -209,7 +212,7 @@ func (s *Schema) newIOInstance(c *Container[ioInstance], class *Class, name, sou
 		return nil
 	}
 	f := &IOInstance{s: s, rec: rec, class: class, id: s.instanceIDs.Add(1),
-		name: s.names.Intern(name), source: s.names.Intern(source), typ: typ, schema: schema, oname: oname}
+		name: s.names.Intern(name), source: s.names.Intern(source), typ: typ, grp: groupOf(class.kind), schema: schema, oname: oname}
 	v := &rec.value
 	v.id.Set(f.id)
 	v.class.Set(uint64(class.index))
@@ -281,6 +284,7 @@ func (f *IOInstance) BeginWait(w *WaitState, t *Thread, op Operation) bool {
 		return false
 	}
 	w.io = &f.rec.value
+	w.grp = f.grp
 	return true
 }
 
@@ -326,11 +330,12 @@ func (f *IOInstance) destroy(c *Container[ioInstance]) {
 	}
 	v := &f.rec.value
 	f.s.instMu.Lock()
-	st := v.read.load()
-	st.add(v.write.load())
-	st.add(v.misc.load())
-	f.s.destroyedWaits(f.class.index).addRow(st)
-	f.s.destroyedIO(f.class.index).add(v)
+	tag := f.s.extTags[f.grp].Load()
+	st := v.read.load(tag)
+	st.add(v.write.load(tag))
+	st.add(v.misc.load(tag))
+	f.s.destroyedWaits(f.class.index).addRow(tag, st)
+	f.s.destroyedIO(f.class.index).add(tag, v)
 	c.Free(f.rec)
 	f.s.instMu.Unlock()
 	f.s.maybeReclaim()

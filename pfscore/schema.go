@@ -46,7 +46,16 @@ type Schema struct {
 	threads    *Container[threadRecord]
 	threadObjs []atomic.Pointer[Thread]
 	threadIDs  atomic.Uint64
-	threadPool sync.Pool // ended Threads, recycled by NewThread
+
+	// Ended threads' storage, reused while no reader is active: see
+	// takeCore for the invariant readers and coresMu keep.
+	readers   atomic.Int64 // readers that may reach thread storage
+	coresMu   sync.Mutex
+	freeCores []*threadCore // under coresMu
+
+	// threadEventsLost counts events whose per-thread part was dropped:
+	// their thread was being written by another goroutine, or had ended.
+	threadEventsLost atomic.Uint64
 
 	// Instances.
 	mutexes, rwlocks, conds *Container[syncInstance]
@@ -64,12 +73,22 @@ type Schema struct {
 	// events_waits_history_long; nil when its size is 0.
 	waitsLong *rings.Global
 
-	// accounts, users, hosts.
-	actorsMu     sync.Mutex
-	accounts     map[accountKey]*actorRow
-	users        map[accountKey]*actorRow
-	hosts        map[accountKey]*actorRow
+	// accounts, users, hosts: maps under actorsMu; each row has its own
+	// lock (see accounts.go).
+	actorsMu                           sync.Mutex
+	accounts                           map[accountKey]*actorRow
+	users                              map[accountKey]*actorRow
+	hosts                              map[accountKey]*actorRow
+	accountsLost, usersLost, hostsLost atomic.Uint64
+
+	// endMu makes a thread's leaving threadObjs and its roll-up into
+	// threadsEnded one step for the global summary (see endedAndLive).
+	endMu        sync.Mutex
 	threadsEnded atomic.Pointer[[]sharedStat] // by class: statistics of ended threads
+
+	// extTags holds, per truncation group, the epoch tag of MIN and MAX
+	// (see stat.go and table_summary.go).
+	extTags [numTruncGroups]atomic.Uint64
 
 	// Statistics of destroyed instances, by class index, so global summaries
 	// keep them (MySQL's per-class "global" stats).
@@ -84,6 +103,18 @@ type Schema struct {
 	lastReclaim atomic.Int64 // UnixNano of the last reclamation pass
 
 	nestedWaitLost atomic.Uint64
+
+	instrumentErrors atomic.Uint64 // Performance_schema_instrument_errors: see CountInstrumentError
+}
+
+// advanceEpoch starts a new extremes epoch for truncation group g (see
+// stat.go). s.readMu is held.
+func (s *Schema) advanceEpoch(g int) {
+	e := s.extTags[g].Load()>>extBits + 1
+	if e >= 1<<(64-extBits) {
+		e = 1 // tag 0 is never current
+	}
+	s.extTags[g].Store(e << extBits)
 }
 
 // destroyedWaits returns the roll-up of destroyed instances of class i.
@@ -122,6 +153,9 @@ func New(opts ...Option) (*Schema, error) {
 	s.hosts = map[accountKey]*actorRow{}
 	noStats := []sharedStat{}
 	s.threadsEnded.Store(&noStats)
+	for g := range s.extTags {
+		s.extTags[g].Store(1 << extBits)
+	}
 	s.destroyed = make([]sharedStat, cfg.maxClasses)
 	s.destroyedIo = make([]ioSummary, cfg.maxClasses)
 	var errs []error

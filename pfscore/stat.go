@@ -7,8 +7,29 @@ import (
 )
 
 // Statistics of timed events: MySQL's PFS_single_stat. All values are
-// picoseconds. The minimum is stored inverted (^min) so that the zero value
-// means "no event yet" and a wait of 0 ps (a coarse timer) still counts.
+// picoseconds.
+//
+// # Extremes and TRUNCATE
+//
+// TRUNCATE never touches a record (see table.go): counts and sums restart
+// by a baseline the reader subtracts. MIN and MAX cannot be rebased, so they
+// restart by epoch instead. A MIN or MAX word holds the value in its low
+// extBits bits and, above them, the tag of the truncation epoch it was
+// written in. Each group of tables that read the same records (see
+// truncGroup) has an epoch, which TRUNCATE advances. A writer that finds a
+// word of an older epoch replaces it whatever its value; a reader takes a
+// word of an older epoch for "no event since the TRUNCATE". So the extremes
+// cover exactly the events since the TRUNCATE, less those that ended while it
+// ran (they count in the new totals; the reader keeps MIN <= AVG <= MAX
+// then, see StatRow.sub). A value above extMask (a wait of more than 78
+// hours) is stored as extMask. Epochs start at 1 and skip tag 0, so a zeroed
+// word is never current; tags wrap after 65,535 truncations, after which a
+// record untouched for exactly that many would show its old extremes again.
+
+const (
+	extBits = 48
+	extMask = 1<<extBits - 1
+)
 
 // StatRow is the COUNT_STAR, SUM/MIN/AVG/MAX_TIMER_WAIT columns of a summary
 // row. Untimed events count in Count only; the timer columns cover timed
@@ -18,6 +39,8 @@ type StatRow struct {
 	Sum   uint64 // SUM_TIMER_WAIT
 	Min   uint64 // MIN_TIMER_WAIT
 	Max   uint64 // MAX_TIMER_WAIT
+
+	ext bool // Min and Max cover at least one event
 }
 
 // Avg returns AVG_TIMER_WAIT: Sum over the events counted, as MySQL computes
@@ -31,121 +54,144 @@ func (r StatRow) Avg() uint64 {
 
 // add accumulates o into r (a roll-up on the reader's side).
 func (r *StatRow) add(o StatRow) {
-	if o.Count == 0 {
-		return
-	}
-	switch {
-	case !r.timed():
-		r.Min = o.Min
-	case o.timed():
-		r.Min = min(r.Min, o.Min)
+	if o.ext {
+		if r.ext {
+			r.Min, r.Max = min(r.Min, o.Min), max(r.Max, o.Max)
+		} else {
+			r.Min, r.Max = o.Min, o.Max
+		}
+		r.ext = true
 	}
 	r.Count += o.Count
 	r.Sum += o.Sum
-	r.Max = max(r.Max, o.Max)
 }
 
-// timed reports whether the row covers any timed event.
-func (r StatRow) timed() bool { return r.Sum != 0 || r.Max != 0 }
-
 // sub returns r minus a baseline taken earlier (TRUNCATE): counts and sums
-// subtract; MIN and MAX cannot be rebased, so they are kept while events
-// happened since the baseline and zero otherwise.
+// subtract; MIN and MAX come from the epoch the TRUNCATE started (see
+// above). Events that ended while the TRUNCATE ran may count and yet not be
+// in MIN and MAX; the row then keeps MIN <= AVG <= MAX by widening them to
+// AVG, so it never shows extremes that contradict its own totals.
 func (r StatRow) sub(base StatRow) StatRow {
 	if r.Count <= base.Count {
 		return StatRow{}
 	}
-	return StatRow{Count: r.Count - base.Count, Sum: r.Sum - base.Sum, Min: r.Min, Max: r.Max}
+	return StatRow{Count: r.Count - base.Count, Sum: r.Sum - base.Sum, Min: r.Min, Max: r.Max, ext: r.ext}.settled()
+}
+
+// settled returns r with MIN and MAX widened to AVG where the extremes cover
+// fewer events than the counts (see sub), and zero without timed events.
+func (r StatRow) settled() StatRow {
+	if r.Sum == 0 && !r.ext {
+		return r
+	}
+	avg := r.Avg()
+	if !r.ext {
+		r.Min, r.Max, r.ext = avg, avg, true
+		return r
+	}
+	r.Min, r.Max = min(r.Min, avg), max(r.Max, avg)
+	return r
 }
 
 // ownedStat is a statistic with one writer at a time: a thread's own
 // statistics, or an instance's whose updates the instrumented lock itself
 // serializes (a mutex's stats are written while it is held).
 type ownedStat struct {
-	count  owned.Uint64
-	sum    owned.Uint64
-	minInv owned.Uint64
-	max    owned.Uint64
+	count owned.Uint64
+	sum   owned.Uint64
+	min   owned.Uint64 // epoch tag | MIN
+	max   owned.Uint64 // epoch tag | MAX
 }
 
-// aggregate counts one event; timed events add their wait.
-func (s *ownedStat) aggregate(timed bool, wait uint64) {
+// aggregate counts one event; timed events add their wait. tag is the
+// current epoch tag of the record's group (see above).
+func (s *ownedStat) aggregate(tag uint64, timed bool, wait uint64) {
 	s.count.Add(1)
 	if !timed {
 		return
 	}
 	s.sum.Add(wait)
-	if ^wait > s.minInv.Load() {
-		s.minInv.Set(^wait)
+	v := min(wait, extMask)
+	if m := s.min.Load(); m&^extMask != tag || v < m&extMask {
+		s.min.Set(tag | v)
 	}
-	if wait > s.max.Load() {
-		s.max.Set(wait)
+	if m := s.max.Load(); m&^extMask != tag || v > m&extMask {
+		s.max.Set(tag | v)
 	}
 }
 
-func (s *ownedStat) load() StatRow {
-	r := StatRow{Count: s.count.Load(), Sum: s.sum.Load(), Max: s.max.Load()}
-	if inv := s.minInv.Load(); inv != 0 {
-		r.Min = ^inv
+// load returns the statistic, with extremes of epoch tag.
+func (s *ownedStat) load(tag uint64) StatRow {
+	return statRow(s.count.Load(), s.sum.Load(), s.min.Load(), s.max.Load(), tag)
+}
+
+// statRow builds a StatRow from loaded words.
+func statRow(count, sum, mn, mx, tag uint64) StatRow {
+	r := StatRow{Count: count, Sum: sum}
+	if mn&^extMask == tag && mx&^extMask == tag {
+		r.Min, r.Max, r.ext = mn&extMask, mx&extMask, true
 	}
 	return r
 }
 
-// sharedStat is a statistic any number of goroutines update at once (a
-// read-write lock's readers, a file used by several goroutines): atomic adds,
-// and compare-and-swap for MIN and MAX only when they change.
-type sharedStat struct {
-	count  atomic.Uint64
-	sum    atomic.Uint64
-	minInv atomic.Uint64
-	max    atomic.Uint64
+// copyFrom copies o exactly; the caller is the only writer of both.
+func (s *ownedStat) copyFrom(o *ownedStat) {
+	s.count.Set(o.count.Load())
+	s.sum.Set(o.sum.Load())
+	s.min.Set(o.min.Load())
+	s.max.Set(o.max.Load())
 }
 
-func (s *sharedStat) aggregate(timed bool, wait uint64) {
+// sharedStat is a statistic any number of goroutines update at once (a
+// read-write lock's readers, a file used by several goroutines): atomic adds,
+// and compare-and-swap for MIN and MAX only when they change. The epoch tag
+// is part of the word the compare-and-swap replaces, so the first event of an
+// epoch and a concurrent one cannot lose each other's extreme.
+type sharedStat struct {
+	count atomic.Uint64
+	sum   atomic.Uint64
+	min   atomic.Uint64 // epoch tag | MIN
+	max   atomic.Uint64 // epoch tag | MAX
+}
+
+func (s *sharedStat) aggregate(tag uint64, timed bool, wait uint64) {
 	s.count.Add(1)
 	if !timed {
 		return
 	}
 	s.sum.Add(wait)
-	for inv := s.minInv.Load(); ^wait > inv; inv = s.minInv.Load() {
-		if s.minInv.CompareAndSwap(inv, ^wait) {
+	s.extremes(tag, wait, wait)
+}
+
+// extremes merges lo and hi into MIN and MAX of epoch tag.
+func (s *sharedStat) extremes(tag, lo, hi uint64) {
+	lo, hi = min(lo, extMask), min(hi, extMask)
+	for m := s.min.Load(); m&^extMask != tag || lo < m&extMask; m = s.min.Load() {
+		if s.min.CompareAndSwap(m, tag|lo) {
 			break
 		}
 	}
-	for m := s.max.Load(); wait > m; m = s.max.Load() {
-		if s.max.CompareAndSwap(m, wait) {
+	for m := s.max.Load(); m&^extMask != tag || hi > m&extMask; m = s.max.Load() {
+		if s.max.CompareAndSwap(m, tag|hi) {
 			break
 		}
 	}
 }
 
-// addRow adds a whole row (a roll-up).
-func (s *sharedStat) addRow(r StatRow) {
+// addRow adds a whole row (a roll-up) whose extremes are of epoch tag.
+func (s *sharedStat) addRow(tag uint64, r StatRow) {
 	if r.Count == 0 {
 		return
 	}
 	s.count.Add(r.Count)
 	s.sum.Add(r.Sum)
-	if r.Min != 0 {
-		for inv := s.minInv.Load(); ^r.Min > inv; inv = s.minInv.Load() {
-			if s.minInv.CompareAndSwap(inv, ^r.Min) {
-				break
-			}
-		}
-	}
-	for m := s.max.Load(); r.Max > m; m = s.max.Load() {
-		if s.max.CompareAndSwap(m, r.Max) {
-			break
-		}
+	if r.ext {
+		s.extremes(tag, r.Min, r.Max)
 	}
 }
 
-func (s *sharedStat) load() StatRow {
-	r := StatRow{Count: s.count.Load(), Sum: s.sum.Load(), Max: s.max.Load()}
-	if inv := s.minInv.Load(); inv != 0 {
-		r.Min = ^inv
-	}
-	return r
+func (s *sharedStat) load(tag uint64) StatRow {
+	return statRow(s.count.Load(), s.sum.Load(), s.min.Load(), s.max.Load(), tag)
 }
 
 // reset zeroes the statistic; the owner calls it on a record it is
@@ -153,7 +199,7 @@ func (s *sharedStat) load() StatRow {
 func (s *ownedStat) reset() {
 	s.count.Set(0)
 	s.sum.Set(0)
-	s.minInv.Set(0)
+	s.min.Set(0)
 	s.max.Set(0)
 }
 
@@ -161,7 +207,7 @@ func (s *ownedStat) reset() {
 func (s *sharedStat) reset() {
 	s.count.Store(0)
 	s.sum.Store(0)
-	s.minInv.Store(0)
+	s.min.Store(0)
 	s.max.Store(0)
 }
 
@@ -188,8 +234,8 @@ func (r *ioStat) add(o ioStat) {
 	r.WriteBytes += o.WriteBytes
 }
 
-func (io *ioInstance) load() ioStat {
-	return ioStat{Read: io.read.load(), Write: io.write.load(), Misc: io.misc.load(),
+func (io *ioInstance) load(tag uint64) ioStat {
+	return ioStat{Read: io.read.load(tag), Write: io.write.load(tag), Misc: io.misc.load(tag),
 		ReadBytes: io.readBytes.Load(), WriteBytes: io.writeBytes.Load()}
 }
 
@@ -199,16 +245,16 @@ type ioSummary struct {
 	readBytes, writeBytes atomic.Uint64
 }
 
-func (d *ioSummary) add(v *ioInstance) {
-	st := v.load()
-	d.read.addRow(st.Read)
-	d.write.addRow(st.Write)
-	d.misc.addRow(st.Misc)
+func (d *ioSummary) add(tag uint64, v *ioInstance) {
+	st := v.load(tag)
+	d.read.addRow(tag, st.Read)
+	d.write.addRow(tag, st.Write)
+	d.misc.addRow(tag, st.Misc)
 	d.readBytes.Add(st.ReadBytes)
 	d.writeBytes.Add(st.WriteBytes)
 }
 
-func (d *ioSummary) load() ioStat {
-	return ioStat{Read: d.read.load(), Write: d.write.load(), Misc: d.misc.load(),
+func (d *ioSummary) load(tag uint64) ioStat {
+	return ioStat{Read: d.read.load(tag), Write: d.write.load(tag), Misc: d.misc.load(tag),
 		ReadBytes: d.readBytes.Load(), WriteBytes: d.writeBytes.Load()}
 }

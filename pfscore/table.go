@@ -125,6 +125,8 @@ func (s *Schema) Select(table string) (*Result, error) {
 		return nil, err
 	}
 	s.maybeReclaim()
+	s.beginRead()
+	defer s.endRead()
 	return &Result{Table: t.name, Columns: slices.Clone(t.columns), Rows: t.rows(s)}, nil
 }
 
@@ -147,6 +149,8 @@ func (s *Schema) Truncate(table string) error {
 	}
 	s.readMu.Lock()
 	defer s.readMu.Unlock()
+	s.beginRead()
+	defer s.endRead()
 	t.truncate(s)
 	return nil
 }
@@ -183,7 +187,12 @@ func statCols(prefix string) []any {
 	return []any{"COUNT_" + prefix, ColUint, "SUM_TIMER_" + prefix, ColPicos, "MIN_TIMER_" + prefix, ColPicos, "AVG_TIMER_" + prefix, ColPicos, "MAX_TIMER_" + prefix, ColPicos}
 }
 
-// values appends a stat's five columns.
+// values appends a stat's five columns. A row whose timed events all ended
+// in the epoch before a TRUNCATE (see stat.go) has no extremes of its own
+// epoch: MIN and MAX show AVG.
 func (r StatRow) values(row Row) Row {
+	if r.Sum != 0 && !r.ext {
+		r.Min, r.Max = r.Avg(), r.Avg()
+	}
 	return append(row, r.Count, r.Sum, r.Min, r.Avg(), r.Max)
 }

@@ -113,6 +113,8 @@ func (e WaitEvent) row() Row {
 // EventsWaitsCurrent returns events_waits_current: for each thread, its
 // waits in progress, or its last wait if none is.
 func (s *Schema) EventsWaitsCurrent() []WaitEvent {
+	s.beginRead()
+	defer s.endRead()
 	s.readMu.Lock()
 	marks := s.curMarks
 	s.readMu.Unlock()
@@ -158,6 +160,8 @@ func (w *waitSlot) copyTo(dst []uint64) bool {
 // EventsWaitsHistory returns events_waits_history: each thread's last waits,
 // oldest first.
 func (s *Schema) EventsWaitsHistory() []WaitEvent {
+	s.beginRead()
+	defer s.endRead()
 	var out []WaitEvent
 	var words []uint64
 	for _, t := range s.liveThreads() {

@@ -24,11 +24,14 @@ type ioSnap struct {
 	stat                              ioStat
 }
 
-func (s *Schema) ioSnaps(c *Container[ioInstance]) []ioSnap {
+// ioSnaps copies the instances of c, a file or socket container whose
+// records are of truncation group g.
+func (s *Schema) ioSnaps(c *Container[ioInstance], g int) []ioSnap {
+	tag := s.extTags[g].Load()
 	return AppendRows(c, nil, func(d *ioSnap, _ uint64, r *ioInstance) {
 		d.class, d.id, d.name, d.thread = r.class.Load(), r.id.Load(), r.name.Load(), r.thread.Load()
 		d.port, d.ip, d.open = r.port.Load(), r.ip.Load(), r.open.Load()
-		d.stat = r.load()
+		d.stat = r.load(tag)
 	})
 }
 
@@ -43,11 +46,13 @@ func (s *Schema) className(i uint64) string {
 // ioByClass sums the file or socket statistics per class: live instances
 // plus destroyed ones.
 func (s *Schema) ioByClass(kind Kind, c *Container[ioInstance]) []ioEntry {
+	g := int(groupOf(kind))
+	tag := s.extTags[g].Load()
+	classes := s.Classes()
 	s.instMu.Lock() // see instanceStats
 	defer s.instMu.Unlock()
-	classes := s.Classes()
 	sums := make([]ioStat, len(classes))
-	for _, v := range s.ioSnaps(c) {
+	for _, v := range s.ioSnaps(c, g) {
 		if v.class < uint64(len(sums)) {
 			sums[v.class].add(v.stat)
 		}
@@ -56,8 +61,8 @@ func (s *Schema) ioByClass(kind Kind, c *Container[ioInstance]) []ioEntry {
 	for _, cl := range classes {
 		if cl.kind == kind {
 			st := sums[cl.index]
-			st.add(s.destroyedIo[cl.index].load())
-			out = append(out, ioEntry{key: cl.name, lead: Row{cl.name}, stat: st})
+			st.add(s.destroyedIo[cl.index].load(tag))
+			out = append(out, ioEntry{key: cl.name, lead: Row{cl.name}, stat: st, grp: uint8(g)})
 		}
 	}
 	return out
@@ -102,7 +107,7 @@ func init() {
 		columns: cols("FILE_NAME", ColString, "EVENT_NAME", ColString, "OPEN_COUNT", ColUint),
 		rows: func(s *Schema) []Row {
 			var rows []Row
-			for _, v := range s.ioSnaps(s.fileInsts) {
+			for _, v := range s.ioSnaps(s.fileInsts, truncFile) {
 				rows = append(rows, Row{s.names.Lookup(v.name), s.className(v.class), uint64(max(v.open, 0))})
 			}
 			return rows
@@ -114,7 +119,7 @@ func init() {
 			"SOCKET_ID", ColInt, "IP", ColString, "PORT", ColInt, "STATE", ColString),
 		rows: func(s *Schema) []Row {
 			var rows []Row
-			for _, v := range s.ioSnaps(s.socketInsts) {
+			for _, v := range s.ioSnaps(s.socketInsts, truncSocket) {
 				state := "IDLE"
 				if v.open > 0 {
 					state = "ACTIVE"
@@ -125,27 +130,25 @@ func init() {
 			return rows
 		},
 	})
-	ioSummaryDef("file_summary_by_event_name", []any{"EVENT_NAME", ColString},
-		func(s *Schema) []ioEntry { return s.ioByClass(KindFile, s.fileInsts) },
-		"file_summary_by_instance")
-	ioSummaryDef("file_summary_by_instance", []any{"FILE_NAME", ColString, "EVENT_NAME", ColString, "OBJECT_INSTANCE_BEGIN", ColUint},
+	ioSummaryDef("file_summary_by_event_name", []any{"EVENT_NAME", ColString}, groupsFile,
+		func(s *Schema) []ioEntry { return s.ioByClass(KindFile, s.fileInsts) })
+	ioSummaryDef("file_summary_by_instance", []any{"FILE_NAME", ColString, "EVENT_NAME", ColString, "OBJECT_INSTANCE_BEGIN", ColUint}, groupsFile,
 		func(s *Schema) []ioEntry {
 			var out []ioEntry
-			for _, v := range s.ioSnaps(s.fileInsts) {
+			for _, v := range s.ioSnaps(s.fileInsts, truncFile) {
 				out = append(out, ioEntry{key: strconv.FormatUint(v.id, 10),
-					lead: Row{s.names.Lookup(v.name), s.className(v.class), v.id}, stat: v.stat})
+					lead: Row{s.names.Lookup(v.name), s.className(v.class), v.id}, stat: v.stat, grp: truncFile})
 			}
 			return out
 		})
-	ioSummaryDef("socket_summary_by_event_name", []any{"EVENT_NAME", ColString},
-		func(s *Schema) []ioEntry { return s.ioByClass(KindSocket, s.socketInsts) },
-		"socket_summary_by_instance")
-	ioSummaryDef("socket_summary_by_instance", []any{"EVENT_NAME", ColString, "OBJECT_INSTANCE_BEGIN", ColUint},
+	ioSummaryDef("socket_summary_by_event_name", []any{"EVENT_NAME", ColString}, groupsSocket,
+		func(s *Schema) []ioEntry { return s.ioByClass(KindSocket, s.socketInsts) })
+	ioSummaryDef("socket_summary_by_instance", []any{"EVENT_NAME", ColString, "OBJECT_INSTANCE_BEGIN", ColUint}, groupsSocket,
 		func(s *Schema) []ioEntry {
 			var out []ioEntry
-			for _, v := range s.ioSnaps(s.socketInsts) {
+			for _, v := range s.ioSnaps(s.socketInsts, truncSocket) {
 				out = append(out, ioEntry{key: strconv.FormatUint(v.id, 10),
-					lead: Row{s.className(v.class), v.id}, stat: v.stat})
+					lead: Row{s.className(v.class), v.id}, stat: v.stat, grp: truncSocket})
 			}
 			return out
 		})

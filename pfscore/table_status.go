@@ -17,16 +17,21 @@ func (s *Schema) Status() []StatusVariable {
 		long = s.waitsLong.Lost()
 	}
 	return []StatusVariable{
+		{"Performance_schema_accounts_lost", s.accountsLost.Load()},
 		{"Performance_schema_cond_instances_lost", s.conds.Lost()},
 		{"Performance_schema_classes_lost", s.classesLost.Load()},
 		{"Performance_schema_events_waits_history_long_lost", long},
 		{"Performance_schema_file_instances_lost", s.fileInsts.Lost()},
+		{"Performance_schema_hosts_lost", s.hostsLost.Load()},
+		{"Performance_schema_instrument_errors", s.instrumentErrors.Load()},
 		{"Performance_schema_mutex_instances_lost", s.mutexes.Lost()},
 		{"Performance_schema_names_lost", s.names.lost.Load()},
 		{"Performance_schema_nested_wait_lost", s.nestedWaitLost.Load()},
 		{"Performance_schema_rwlock_instances_lost", s.rwlocks.Lost()},
 		{"Performance_schema_socket_instances_lost", s.socketInsts.Lost()},
+		{"Performance_schema_thread_events_lost", s.threadEventsLost.Load()},
 		{"Performance_schema_thread_instances_lost", s.threads.Lost()},
+		{"Performance_schema_users_lost", s.usersLost.Load()},
 	}
 }
 

@@ -7,15 +7,76 @@ import (
 // Summary tables share one shape: some leading key columns and statistics.
 // A table's raw function computes the live values; rows subtract the
 // table's TRUNCATE baseline, and truncate records the live values as the new
-// baseline, for the table and for the tables MySQL truncates with it. The
-// records themselves are never reset (see table.go).
+// baseline. The records themselves are never reset (see table.go).
+//
+// # Truncation groups
+//
+// Several tables read the same records: an instance's statistics are its
+// events_waits_summary_by_instance row and part of its class's global row
+// (and of file_summary_* or socket_summary_*); a thread's are its
+// by_thread rows and part of its account's, user's, host's and, for idle,
+// the global row. MIN and MAX restart by an epoch per record group (see
+// stat.go):
+//
+//	truncSync     mutex, rwlock and cond instances, and their destroyed totals
+//	truncFile     file instances, and their destroyed totals
+//	truncSocket   socket instances, and their destroyed totals
+//	truncThreads  threads, the actor rows they roll up into, ended threads
+//
+// A TRUNCATE advances the epochs of the groups its table reads, and
+// rebases:
+//
+//   - for the instance groups, the rows of those groups in every summary:
+//     as in MySQL, where the by-event-name tables are computed from the
+//     instances, truncating a by_instance table restarts the instance rows of
+//     the tables above it, and counts, sums and extremes always describe
+//     the same events;
+//   - for the thread group, the table itself and those MySQL truncates with
+//     it (global: all; by_host and by_user: by_account and by_thread;
+//     by_account: by_thread). The others keep their counts, as MySQL's
+//     parents do, while their extremes restart with the epoch: such a row's
+//     MIN and MAX then cover the events since the other table's TRUNCATE,
+//     widened to include AVG (see StatRow.sub).
+
+// Truncation groups; see above.
+const (
+	truncSync = iota
+	truncFile
+	truncSocket
+	truncThreads
+	numTruncGroups
+)
+
+const (
+	groupsSync      = 1 << truncSync
+	groupsFile      = 1 << truncFile
+	groupsSocket    = 1 << truncSocket
+	groupsThreads   = 1 << truncThreads
+	groupsInstances = groupsSync | groupsFile | groupsSocket
+	groupsAll       = 1<<numTruncGroups - 1
+)
+
+// groupOf returns the truncation group of a class's records.
+func groupOf(k Kind) uint8 {
+	switch k {
+	case KindFile:
+		return truncFile
+	case KindSocket:
+		return truncSocket
+	case KindMutex, KindRWLock, KindCond:
+		return truncSync
+	}
+	return truncThreads
+}
 
 // entry is one raw summary row: statistics S (StatRow, or ioStat for the
-// file and socket summaries) and the key columns.
+// file and socket summaries), the key columns, and the truncation group of
+// the records it reads.
 type entry[S any] struct {
 	key  string // identifies the row across snapshots, for baselines
 	lead Row    // the key columns
 	stat S
+	grp  uint8
 }
 
 type (
@@ -23,76 +84,194 @@ type (
 	ioEntry   = entry[ioStat]
 )
 
-// rebaser is what a summary's statistics must do: subtract a baseline.
-type rebaser[S any] interface{ sub(S) S }
+// rebaser is what a summary's statistics must do: subtract a baseline, or
+// widen extremes that cover fewer events than the counts.
+type rebaser[S any] interface {
+	sub(S) S
+	settled() S
+}
 
-// truncators maps each summary table to what TRUNCATE does to it alone:
-// record its live values as its baseline. A table's own TRUNCATE also runs
-// those of the tables MySQL truncates with it.
-var truncators = map[string]func(*Schema){}
+// A summary is a summary table's TRUNCATE side.
+type summary struct {
+	groups  uint8    // the record groups its rows read
+	implied []string // thread-group tables MySQL truncates with it
+	hooks   []func(*Schema)
+	// rebase records the live values of the rows of groups as their
+	// baselines; retag records the groups' current epochs as the table's.
+	// s.readMu is held.
+	rebase, retag func(s *Schema, groups uint8)
+}
+
+// summaries holds every summary table by name; filled by init functions.
+var summaries = map[string]*summary{}
+
+// truncateSummary is TRUNCATE of a summary table (see above): it rebases
+// rows, advances epochs, then runs the hooks of the table and of the tables
+// truncated with it. s.readMu is held, and a read begun.
+func (s *Schema) truncateSummary(name string) {
+	def := summaries[name]
+	rebase := map[string]uint8{}
+	if inst := def.groups & groupsInstances; inst != 0 {
+		for n, d := range summaries {
+			if d.groups&inst != 0 {
+				rebase[n] |= inst
+			}
+		}
+	}
+	withThreads := []string{}
+	if def.groups&groupsThreads != 0 {
+		withThreads = append([]string{name}, def.implied...)
+		for _, n := range withThreads {
+			rebase[n] |= groupsThreads
+		}
+	}
+	// Baselines first, then the epochs: an event that ends in between
+	// counts in the new totals, its extremes in the old epoch, so MIN and
+	// MAX never cover an event the counts do not (see StatRow.sub).
+	for n, groups := range rebase {
+		summaries[n].rebase(s, groups)
+	}
+	for g := range numTruncGroups {
+		if def.groups&(1<<g) != 0 {
+			s.advanceEpoch(g)
+		}
+	}
+	for n, groups := range rebase {
+		summaries[n].retag(s, groups)
+	}
+	for _, h := range def.hooks {
+		h(s)
+	}
+	for _, n := range def.implied {
+		for _, h := range summaries[n].hooks {
+			h(s)
+		}
+	}
+}
+
+// summaryBase is a table's TRUNCATE state: baselines by row key, and the
+// epoch tags its rows restarted at.
+type summaryBase[S any] struct {
+	rows map[string]S
+	tags [numTruncGroups]uint64
+}
 
 // defineSummary defines a summary table: columns, its raw rows, how a row's
-// statistics render after the key columns, and the tables whose baselines
-// move with this one's (MySQL's implicit truncations). s.readMu is held by
-// truncate functions (see Schema.Truncate).
-func defineSummary[S rebaser[S]](name string, columns []Column, raw func(*Schema) []entry[S], render func(Row, S) Row, implied ...string) {
-	truncators[name] = func(s *Schema) {
-		entries := raw(s)
-		base := make(map[string]S, len(entries))
-		for _, e := range entries {
-			base[e.key] = e.stat
-		}
-		s.baselines[name] = base
-	}
+// statistics render after the key columns, the groups its rows read, the
+// thread-group tables its TRUNCATE also truncates, and what else its
+// TRUNCATE does.
+func defineSummary[S rebaser[S]](name string, columns []Column, groups uint8, implied []string, raw func(*Schema) []entry[S], render func(Row, S) Row, hooks ...func(*Schema)) {
+	summaries[name] = &summary{groups: groups, implied: implied, hooks: hooks,
+		rebase: func(s *Schema, groups uint8) {
+			next := s.summaryBase(name, func() any { return &summaryBase[S]{} }).(*summaryBase[S])
+			rows := make(map[string]S, len(next.rows))
+			for k, v := range next.rows {
+				rows[k] = v
+			}
+			for _, e := range raw(s) {
+				if groups&(1<<e.grp) != 0 {
+					rows[e.key] = e.stat
+				}
+			}
+			s.baselines[name] = &summaryBase[S]{rows: rows, tags: next.tags}
+		},
+		retag: func(s *Schema, groups uint8) {
+			b := s.summaryBase(name, func() any { return &summaryBase[S]{} }).(*summaryBase[S])
+			next := &summaryBase[S]{rows: b.rows, tags: b.tags}
+			for g := range numTruncGroups {
+				if groups&(1<<g) != 0 {
+					next.tags[g] = s.extTags[g].Load()
+				}
+			}
+			s.baselines[name] = next
+		}}
 	defineTable(&tableDef{
 		name:    name,
 		columns: columns,
 		rows: func(s *Schema) []Row {
 			entries := raw(s)
 			s.readMu.Lock()
-			base, _ := s.baselines[name].(map[string]S)
+			base, _ := s.baselines[name].(*summaryBase[S])
 			s.readMu.Unlock()
+			tags := s.initialTags()
+			if base != nil {
+				tags = base.tags
+			}
 			rows := make([]Row, len(entries))
 			for i, e := range entries {
 				st := e.stat
-				if b, ok := base[e.key]; ok {
+				if b, ok := base.row(e.key); ok {
 					st = st.sub(b)
+				} else if tags[e.grp] != s.extTags[e.grp].Load() {
+					st = st.settled() // extremes restarted by another table's TRUNCATE
 				}
 				rows[i] = render(append(Row(nil), e.lead...), st)
 			}
 			return rows
 		},
-		truncate: func(s *Schema) {
-			for _, n := range append([]string{name}, implied...) {
-				if fn := truncators[n]; fn != nil {
-					fn(s)
-				}
-			}
-		},
+		truncate: func(s *Schema) { s.truncateSummary(name) },
 	})
+}
+
+// summaryBase returns the TRUNCATE state of table name, made by mk with the
+// initial epochs if there is none yet. s.readMu is held.
+func (s *Schema) summaryBase(name string, mk func() any) any {
+	if b, ok := s.baselines[name]; ok {
+		return b
+	}
+	b := mk()
+	b.(interface{ init([numTruncGroups]uint64) }).init(s.initialTags())
+	return b
+}
+
+func (b *summaryBase[S]) init(tags [numTruncGroups]uint64) { b.tags = tags }
+
+// row returns the baseline of key, if any.
+func (b *summaryBase[S]) row(key string) (S, bool) {
+	if b == nil {
+		var zero S
+		return zero, false
+	}
+	v, ok := b.rows[key]
+	return v, ok
+}
+
+// initialTags returns the epoch tags every group starts at.
+func (s *Schema) initialTags() [numTruncGroups]uint64 {
+	var t [numTruncGroups]uint64
+	for g := range t {
+		t[g] = 1 << extBits
+	}
+	return t
 }
 
 // summaryDef defines a summary of waits: key columns, then COUNT_STAR and
 // the timer columns.
-func summaryDef(name string, lead []any, raw func(*Schema) []statEntry, implied ...string) {
-	defineSummary(name, cols(append(lead, statCols("")...)...), raw, func(row Row, st StatRow) Row { return st.values(row) }, implied...)
+func summaryDef(name string, lead []any, groups uint8, implied []string, raw func(*Schema) []statEntry, hooks ...func(*Schema)) {
+	defineSummary(name, cols(append(lead, statCols("")...)...), groups, implied, raw, func(row Row, st StatRow) Row { return st.values(row) }, hooks...)
 }
 
 // ioSummaryDef defines a file_summary_* or socket_summary_* table: all
 // waits, then READ, WRITE and MISC with bytes for the first two.
-func ioSummaryDef(name string, lead []any, raw func(*Schema) []ioEntry, implied ...string) {
+func ioSummaryDef(name string, lead []any, groups uint8, raw func(*Schema) []ioEntry) {
 	spec := append(lead, statCols("")...)
 	spec = append(spec, statCols("READ")...)
 	spec = append(spec, "SUM_NUMBER_OF_BYTES_READ", ColUint)
 	spec = append(spec, statCols("WRITE")...)
 	spec = append(spec, "SUM_NUMBER_OF_BYTES_WRITE", ColUint)
 	spec = append(spec, statCols("MISC")...)
-	defineSummary(name, cols(spec...), raw, func(row Row, st ioStat) Row {
+	defineSummary(name, cols(spec...), groups, nil, raw, func(row Row, st ioStat) Row {
 		row = st.All().values(row)
 		row = append(st.Read.values(row), st.ReadBytes)
 		row = append(st.Write.values(row), st.WriteBytes)
 		return st.Misc.values(row)
-	}, implied...)
+	})
+}
+
+// settled widens an I/O row's extremes (see StatRow.settled).
+func (r ioStat) settled() ioStat {
+	r.Read, r.Write, r.Misc = r.Read.settled(), r.Write.settled(), r.Misc.settled()
+	return r
 }
 
 // sub rebases an I/O row (see StatRow.sub).
@@ -107,235 +286,217 @@ func (r ioStat) sub(b ioStat) ioStat {
 	return out
 }
 
-// waitClasses returns the classes whose events are waits.
-func (s *Schema) waitClasses() []*Class {
-	var out []*Class
-	for _, c := range s.Classes() {
-		if c.kind.IsWait() {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// instanceStats returns, by class index, the statistics of the live
-// instances plus those of destroyed ones.
+// instanceStats returns, by class index for classes, the statistics of the
+// live instances plus those of destroyed ones.
 //
 // It reads under instMu, as Destroy rolls an instance up, so an instance
 // destroyed during the read is counted once.
-func (s *Schema) instanceStats() []StatRow {
+func (s *Schema) instanceStats(classes []*Class) []StatRow {
+	var tags [numTruncGroups]uint64
+	for g := range tags {
+		tags[g] = s.extTags[g].Load()
+	}
+	tagOf := func(ci uint64) uint64 { return tags[groupOf(classes[ci].kind)] }
 	s.instMu.Lock()
 	defer s.instMu.Unlock()
-	classes := s.Classes()
 	out := make([]StatRow, len(classes))
-	for i := range out {
-		out[i] = s.destroyed[i].load()
+	for i, c := range classes {
+		out[i] = s.destroyed[i].load(tags[groupOf(c.kind)])
 	}
 	for _, c := range []*Container[syncInstance]{s.mutexes, s.rwlocks, s.conds} {
 		for _, r := range c.All() {
-			if ci := int(r.value.class.Load()); ci < len(out) {
-				out[ci].add(r.value.stat.load())
-				out[ci].add(r.value.shared.load())
+			if ci := r.value.class.Load(); ci < uint64(len(out)) {
+				out[ci].add(r.value.stat.load(tagOf(ci)))
+				out[ci].add(r.value.shared.load(tagOf(ci)))
 			}
 		}
 	}
 	for _, c := range []*Container[ioInstance]{s.fileInsts, s.socketInsts} {
 		for _, r := range c.All() {
-			if ci := int(r.value.class.Load()); ci < len(out) {
-				out[ci].add(r.value.load().All())
+			if ci := r.value.class.Load(); ci < uint64(len(out)) {
+				out[ci].add(r.value.load(tagOf(ci)).All())
 			}
 		}
 	}
 	return out
 }
 
-// loadStats copies statistics by class index into n rows (classes past the
-// end of src, registered since it was sized, are zero).
-func loadStats[S any, P interface {
-	*S
-	load() StatRow
-}](src []S, n int) []StatRow {
+// loadStats copies owned statistics by class index into n rows (classes
+// past the end of src, registered since it was sized, are zero).
+func loadStats(src []ownedStat, n int, tag uint64) []StatRow {
 	out := make([]StatRow, n)
 	for i := range min(n, len(src)) {
-		out[i] = P(&src[i]).load()
+		out[i] = src[i].load(tag)
+	}
+	return out
+}
+
+// loadShared is loadStats for shared statistics.
+func loadShared(src []sharedStat, n int, tag uint64) []StatRow {
+	out := make([]StatRow, n)
+	for i := range min(n, len(src)) {
+		out[i] = src[i].load(tag)
 	}
 	return out
 }
 
 // threadStats returns a thread's statistics by class index.
-func (t *Thread) threadStats(n int) []StatRow { return loadStats(*t.stats.Load(), n) }
+func (t *Thread) threadStats(n int, tag uint64) []StatRow { return loadStats(*t.stats.Load(), n, tag) }
 
-// actorStats returns an account, user or host row's stored statistics.
-func (r *actorRow) actorStats(n int) []StatRow { return loadStats(*r.waits.Load(), n) }
+// endedAndLive returns, under endMu, the ended threads' totals by class (n
+// long) and the live threads: End moves a thread from one to the other
+// under endMu, so a reader that adds the live threads' statistics to the
+// totals counts each thread once. The caller has begun a read.
+func (s *Schema) endedAndLive(n int, tag uint64) ([]StatRow, []*Thread) {
+	s.endMu.Lock()
+	defer s.endMu.Unlock()
+	return loadShared(*s.threadsEnded.Load(), n, tag), s.liveThreads()
+}
 
 func init() {
-	summaryDef("events_waits_summary_global_by_event_name", []any{"EVENT_NAME", ColString},
+	const (
+		global   = "events_waits_summary_global_by_event_name"
+		byThread = "events_waits_summary_by_thread_by_event_name"
+		byAcct   = "events_waits_summary_by_account_by_event_name"
+		byUser   = "events_waits_summary_by_user_by_event_name"
+		byHost   = "events_waits_summary_by_host_by_event_name"
+	)
+	summaryDef(global, []any{"EVENT_NAME", ColString}, groupsAll, []string{byThread, byAcct, byUser, byHost},
 		func(s *Schema) []statEntry {
-			inst := s.instanceStats()
-			n := len(inst)
-			// Ended and live threads under actorsMu, as End moves a thread
-			// from one to the other (see actorSummary).
-			s.actorsMu.Lock()
-			ended := *s.threadsEnded.Load()
-			var live [][]StatRow
-			for _, t := range s.liveThreads() {
-				live = append(live, t.threadStats(n))
-			}
-			s.actorsMu.Unlock()
+			// One load of the class list sizes and indexes everything: a
+			// class registering during the read is left for the next.
+			classes := s.Classes()
+			n := len(classes)
+			inst := s.instanceStats(classes)
+			tag := s.extTags[truncThreads].Load()
+			s.beginRead()
+			defer s.endRead()
+			ended, live := s.endedAndLive(n, tag)
 			var out []statEntry
-			for _, c := range s.waitClasses() {
+			for _, c := range classes {
+				if !c.kind.IsWait() {
+					continue
+				}
 				st := inst[c.index]
 				if c.kind == KindIdle { // no instances: threads carry it
-					st = StatRow{}
-					if c.index < len(ended) {
-						st = ended[c.index].load()
-					}
-					for _, l := range live {
-						st.add(l[c.index])
+					st = ended[c.index]
+					for _, t := range live {
+						if ts := *t.stats.Load(); c.index < len(ts) {
+							st.add(ts[c.index].load(tag))
+						}
 					}
 				}
-				out = append(out, statEntry{key: c.name, lead: Row{c.name}, stat: st})
+				out = append(out, statEntry{key: c.name, lead: Row{c.name}, stat: st, grp: groupOf(c.kind)})
 			}
 			return out
-		},
-		"events_waits_summary_by_instance", "events_waits_summary_by_thread_by_event_name",
-		"events_waits_summary_by_account_by_event_name", "events_waits_summary_by_user_by_event_name",
-		"events_waits_summary_by_host_by_event_name")
+		})
 
-	summaryDef("events_waits_summary_by_thread_by_event_name", []any{"THREAD_ID", ColUint, "EVENT_NAME", ColString},
+	summaryDef(byThread, []any{"THREAD_ID", ColUint, "EVENT_NAME", ColString}, groupsThreads, nil,
 		func(s *Schema) []statEntry {
-			classes := s.waitClasses()
-			n := len(s.Classes())
+			classes := s.Classes()
+			n := len(classes)
+			tag := s.extTags[truncThreads].Load()
+			s.beginRead()
+			defer s.endRead()
 			var out []statEntry
 			for _, t := range s.liveThreads() {
 				id := t.id
-				st := t.threadStats(n)
+				st := t.threadStats(n, tag)
 				for _, c := range classes {
-					out = append(out, statEntry{key: strconv.FormatUint(id, 10) + "/" + c.name, lead: Row{id, c.name}, stat: st[c.index]})
+					if c.kind.IsWait() {
+						out = append(out, statEntry{key: strconv.FormatUint(id, 10) + "/" + c.name, lead: Row{id, c.name}, stat: st[c.index], grp: truncThreads})
+					}
 				}
 			}
 			return out
 		})
 
-	summaryDef("events_waits_summary_by_account_by_event_name", []any{"USER", ColString, "HOST", ColString, "EVENT_NAME", ColString},
+	summaryDef(byAcct, []any{"USER", ColString, "HOST", ColString, "EVENT_NAME", ColString}, groupsThreads, []string{byThread},
 		func(s *Schema) []statEntry {
-			return s.actorSummary(s.accounts, func(t *Thread) *actorRow { return t.acct }, nil,
-				func(r *actorRow) Row { return Row{r.user, r.host} })
-		})
-	summaryDef("events_waits_summary_by_user_by_event_name", []any{"USER", ColString, "EVENT_NAME", ColString},
+			return s.actorSummary(s.accounts, func(r *actorRow) Row { return Row{r.user, r.host} })
+		},
+		func(s *Schema) { s.hideIdleActors(s.accounts) })
+	summaryDef(byUser, []any{"USER", ColString, "EVENT_NAME", ColString}, groupsThreads, []string{byThread, byAcct},
 		func(s *Schema) []statEntry {
-			return s.actorSummary(s.users, func(t *Thread) *actorRow { return t.usr },
-				func(a *actorRow) accountKey { return accountKey{user: a.user} },
-				func(r *actorRow) Row { return Row{r.user} })
-		})
-	summaryDef("events_waits_summary_by_host_by_event_name", []any{"HOST", ColString, "EVENT_NAME", ColString},
+			return s.actorSummary(s.users, func(r *actorRow) Row { return Row{r.user} })
+		},
+		func(s *Schema) { s.hideIdleActors(s.users) })
+	summaryDef(byHost, []any{"HOST", ColString, "EVENT_NAME", ColString}, groupsThreads, []string{byThread, byAcct},
 		func(s *Schema) []statEntry {
-			return s.actorSummary(s.hosts, func(t *Thread) *actorRow { return t.hst },
-				func(a *actorRow) accountKey { return accountKey{host: a.host} },
-				func(r *actorRow) Row { return Row{r.host} })
-		})
+			return s.actorSummary(s.hosts, func(r *actorRow) Row { return Row{r.host} })
+		},
+		func(s *Schema) { s.hideIdleActors(s.hosts) })
 
-	// MySQL: truncating an actor summary also removes the rows of actors
-	// with no connection.
-	addTruncateHook("events_waits_summary_by_account_by_event_name", func(s *Schema) { s.hideIdleActors(s.accounts) })
-	addTruncateHook("events_waits_summary_by_user_by_event_name", func(s *Schema) { s.hideIdleActors(s.users) })
-	addTruncateHook("events_waits_summary_by_host_by_event_name", func(s *Schema) { s.hideIdleActors(s.hosts) })
-
-	summaryDef("events_waits_summary_by_instance", []any{"EVENT_NAME", ColString, "OBJECT_INSTANCE_BEGIN", ColUint},
+	summaryDef("events_waits_summary_by_instance", []any{"EVENT_NAME", ColString, "OBJECT_INSTANCE_BEGIN", ColUint}, groupsInstances, nil,
 		func(s *Schema) []statEntry {
 			classes := s.Classes()
+			var tags [numTruncGroups]uint64
+			for g := range tags {
+				tags[g] = s.extTags[g].Load()
+			}
 			var out []statEntry
-			add := func(ci uint64, id uint64, st StatRow) {
-				if ci < uint64(len(classes)) {
-					out = append(out, statEntry{key: strconv.FormatUint(id, 10), lead: Row{classes[ci].name, id}, stat: st})
+			type snap struct {
+				ci, id uint64
+				st     StatRow
+			}
+			add := func(v snap) {
+				if v.ci < uint64(len(classes)) {
+					c := classes[v.ci]
+					out = append(out, statEntry{key: strconv.FormatUint(v.id, 10), lead: Row{c.name, v.id}, stat: v.st, grp: groupOf(c.kind)})
 				}
 			}
-			for _, c := range []*Container[syncInstance]{s.mutexes, s.rwlocks, s.conds} {
-				type snap struct {
-					ci, id uint64
-					st     StatRow
+			tag := func(ci uint64) uint64 {
+				if ci < uint64(len(classes)) {
+					return tags[groupOf(classes[ci].kind)]
 				}
+				return 0
+			}
+			for _, c := range []*Container[syncInstance]{s.mutexes, s.rwlocks, s.conds} {
 				for _, v := range AppendRows(c, nil, func(d *snap, _ uint64, r *syncInstance) {
 					d.ci, d.id = r.class.Load(), r.id.Load()
-					d.st = r.stat.load()
-					d.st.add(r.shared.load())
+					d.st = r.stat.load(tag(d.ci))
+					d.st.add(r.shared.load(tag(d.ci)))
 				}) {
-					add(v.ci, v.id, v.st)
+					add(v)
 				}
 			}
 			for _, c := range []*Container[ioInstance]{s.fileInsts, s.socketInsts} {
-				type snap struct {
-					ci, id uint64
-					st     StatRow
-				}
 				for _, v := range AppendRows(c, nil, func(d *snap, _ uint64, r *ioInstance) {
-					d.ci, d.id, d.st = r.class.Load(), r.id.Load(), r.load().All()
+					d.ci, d.id = r.class.Load(), r.id.Load()
+					d.st = r.load(tag(d.ci)).All()
 				}) {
-					add(v.ci, v.id, v.st)
+					add(v)
 				}
 			}
 			return out
 		})
 }
 
-// actorSummary computes a by_account/by_user/by_host summary: each row's
-// stored statistics (threads that ended under it), plus its live threads,
-// plus, for users and hosts, the stored statistics of their accounts.
-//
-// It reads under actorsMu, as Thread.End rolls a thread up, so a thread
-// ending during the read is counted once, live or rolled up: the sums never
-// go down between two reads.
-func (s *Schema) actorSummary(m map[accountKey]*actorRow, of func(*Thread) *actorRow,
-	parent func(account *actorRow) accountKey, lead func(*actorRow) Row) []statEntry {
-	s.actorsMu.Lock()
-	defer s.actorsMu.Unlock()
-	n := len(s.Classes())
-	rows := actorSnapshotLocked(m)
-	sums := map[*actorRow][]StatRow{}
-	for _, r := range rows {
-		sums[r] = r.actorStats(n)
-	}
-	addTo := func(r *actorRow, st []StatRow) {
-		if sum, ok := sums[r]; ok {
-			for i := range st {
-				sum[i].add(st[i])
-			}
-		}
-	}
-	if parent != nil {
-		byKey := map[accountKey]*actorRow{}
-		for _, r := range rows {
-			byKey[accountKey{r.user, r.host}] = r
-		}
-		for _, a := range actorSnapshotLocked(s.accounts) {
-			if r := byKey[parent(a)]; r != nil {
-				addTo(r, a.actorStats(n))
-			}
-		}
-	}
-	for _, t := range s.liveThreads() {
-		if r := of(t); r != nil {
-			addTo(r, t.threadStats(n))
-		}
-	}
-	classes := s.waitClasses()
+// actorSummary computes a by_account/by_user/by_host summary: for each row
+// not hidden by a TRUNCATE, its statistics by wait class (see actorStats).
+func (s *Schema) actorSummary(m map[accountKey]*actorRow, lead func(*actorRow) Row) []statEntry {
+	classes := s.Classes()
+	n := len(classes)
+	tag := s.extTags[truncThreads].Load()
+	s.beginRead()
+	defer s.endRead()
 	var out []statEntry
-	for _, r := range rows {
+	for _, r := range s.actorSnapshot(m) {
 		if r.hiddenInSummary() {
 			continue
 		}
+		sums := r.actorStats(n, tag)
 		for _, c := range classes {
-			out = append(out, statEntry{key: r.user + "@" + r.host + "/" + c.name, lead: append(lead(r), c.name), stat: sums[r][c.index]})
+			if c.kind.IsWait() {
+				out = append(out, statEntry{key: actorKey(r) + c.name, lead: append(lead(r), c.name), stat: sums[c.index], grp: truncThreads})
+			}
 		}
 	}
 	return out
 }
 
-// addTruncateHook makes TRUNCATE of table (itself or implied) also run hook.
-func addTruncateHook(table string, hook func(*Schema)) {
-	prev := truncators[table]
-	truncators[table] = func(s *Schema) {
-		prev(s)
-		hook(s)
-	}
+// actorKey identifies an actor row in baselines: user and host with their
+// lengths, so that no two (user, host) pairs share a key.
+func actorKey(r *actorRow) string {
+	return strconv.Itoa(len(r.user)) + ":" + r.user + "@" + r.host + "/"
 }

@@ -1,44 +1,25 @@
 package pfscore
 
 import (
-	"sort"
-
 	"github.com/otelpfs/otelpfs/hwclock"
 )
 
 // threads, accounts, users and hosts.
 
-// liveThreads returns the threads alive now, in slot order.
+// liveThreads returns the threads alive now, in slot order. The caller has
+// begun a read (see Schema.readers), so their storage stays theirs until it
+// ends the read.
 func (s *Schema) liveThreads() []*Thread {
 	var ts []*Thread
 	for i := range s.threads.All() {
-		if t := s.threadObjs[i].Load(); t != nil && !t.ended.Load() {
+		// threadObjs, not Thread.ended, says who is live: End clears a
+		// thread's entry under endMu in the step that rolls it up (see
+		// endedAndLive); ended is set earlier.
+		if t := s.threadObjs[i].Load(); t != nil {
 			ts = append(ts, t)
 		}
 	}
 	return ts
-}
-
-// actorSnapshot copies the account, user or host rows under actorsMu.
-func (s *Schema) actorSnapshot(m map[accountKey]*actorRow) []*actorRow {
-	s.actorsMu.Lock()
-	defer s.actorsMu.Unlock()
-	return actorSnapshotLocked(m)
-}
-
-// actorSnapshotLocked is actorSnapshot with s.actorsMu held.
-func actorSnapshotLocked(m map[accountKey]*actorRow) []*actorRow {
-	rows := make([]*actorRow, 0, len(m))
-	for _, r := range m {
-		rows = append(rows, r)
-	}
-	sort.Slice(rows, func(i, j int) bool {
-		if rows[i].user != rows[j].user {
-			return rows[i].user < rows[j].user
-		}
-		return rows[i].host < rows[j].host
-	})
-	return rows
 }
 
 func init() {
@@ -91,34 +72,5 @@ func init() {
 			},
 			truncate: func(s *Schema) { s.truncateActors(a.m(s)) },
 		})
-	}
-}
-
-// truncateActors is TRUNCATE accounts, users or hosts, as MySQL has it: rows
-// with no current connection are removed (their statistics moving up into
-// their user and host, for accounts), and TOTAL_CONNECTIONS restarts from
-// CURRENT_CONNECTIONS for the others.
-func (s *Schema) truncateActors(m map[accountKey]*actorRow) {
-	s.actorsMu.Lock()
-	defer s.actorsMu.Unlock()
-	for k, r := range m {
-		cur := r.current.Load()
-		if cur > 0 {
-			r.totalBase.Store(r.total.Load() - uint64(cur))
-			continue
-		}
-		if r.user != "" && r.host != "" { // an account: keep its statistics in by_user and by_host
-			for _, up := range []*actorRow{s.users[accountKey{user: r.user}], s.hosts[accountKey{host: r.host}]} {
-				if up == nil {
-					continue
-				}
-				stats := *r.waits.Load()
-				w := up.growWaits(len(stats))
-				for i := range stats {
-					w[i].addRow(stats[i].load())
-				}
-			}
-		}
-		delete(m, k)
 	}
 }

@@ -1,6 +1,7 @@
 package pfscore
 
 import (
+	"runtime"
 	"sync/atomic"
 
 	"github.com/otelpfs/otelpfs/hwclock"
@@ -17,13 +18,22 @@ import (
 // OS thread: its events, statistics and history are written by that
 // goroutine without locks (owned cells, see internal/owned). Handing a
 // Thread to another goroutine is fine when the hand-over synchronizes (a
-// channel send, a WaitGroup); using it from two goroutines at once is a bug
-// that loses counts. Readers (the tables) read it at any time.
+// channel send, a WaitGroup). Two goroutines using one Thread at once is a
+// misuse the engine survives: each write to the thread's storage is a short
+// section that the thread's guard word admits one writer at a time (see
+// threadCore.guard), so a row is never torn; an event that finds another
+// writer inside drops its per-thread part (its thread statistics, current
+// row and history) and counts in Performance_schema_thread_events_lost.
+// Instance and global statistics still count it.
 //
 // A Thread is a handle: its identity is immutable, and its storage (the
-// current-wait stack, the history ring, the statistics) is recycled through
-// a pool once the thread ends. An ended handle stays ended: End again does
-// nothing, and instruments given an ended thread treat it as no thread.
+// current-wait stack, the history ring, the statistics) is recycled once the
+// thread ends. An ended handle stays ended: End again does nothing,
+// instruments given an ended thread treat it as no thread, and an event in
+// flight when its thread ended (another goroutine called End) drops its
+// per-thread part at its end, counted as above: the guard names the thread
+// the storage belongs to, so a stale handle never writes into storage
+// recycled for another thread.
 //
 // A nil *Thread is valid everywhere and means "no thread": events still feed
 // the global and per-instance summaries.
@@ -35,23 +45,44 @@ type Thread struct {
 	class *Class
 	user  string
 	host  string
-	acct  *actorRow // accounts row; nil without user and host
-	usr   *actorRow // users row; nil without user
-	hst   *actorRow // hosts row; nil without host
+	acct  *actorRow // accounts row; nil without user and host, or when accounts is full
+	usr   *actorRow // users row; nil without user, or when users is full
+	hst   *actorRow // hosts row; nil without host, or when hosts is full
 	start uint64    // when the thread started, picoseconds
+
+	// live holds the thread's position in the live lists of acct, usr and
+	// hst (see actorRow.live), under each row's mu.
+	live [3]int
 
 	// mask holds the consumer bits this thread lets through: all but those
 	// INSTRUMENTED=NO or HISTORY=NO switch off. An event ANDs it with the
 	// schema's consumers.
 	mask atomic.Uint32
 
-	// ended is set once, by End, under Schema.actorsMu.
+	// ended is set once, by End.
 	ended atomic.Bool
 }
 
 // threadCore is a thread's storage, recycled from one thread to the next.
 type threadCore struct {
-	// Owner only.
+	// guard says whose the storage is and admits one writer at a time:
+	//
+	//	id<<2           owned by thread id, no write in progress
+	//	id<<2 | busy    a write section of thread id in progress
+	//	id<<2 | ended   thread id ended: nothing writes any more
+	//	0               not yet handed to a thread
+	//
+	// A write section (enter ... leave) starts with a compare-and-swap from
+	// id<<2 to id<<2|busy, made by the goroutine that writes, and ends with
+	// a store of id<<2. End swaps id<<2 for id<<2|ended, waiting out a
+	// section in progress, before it rolls the statistics up; so nothing
+	// writes the storage after the roll-up, and a stale handle (its thread
+	// ended, the storage given to another thread whose id is in the guard)
+	// fails the compare-and-swap. Only NewThread, holding a core no reader
+	// can reach (see Schema.readers), stores a new id.
+	guard atomic.Uint64
+
+	// Written in write sections only.
 	rec     *Record[threadRecord]
 	eventID uint64 // the next EVENT_ID (MySQL's m_event_id)
 	depth   int    // waits in progress
@@ -65,6 +96,29 @@ type threadCore struct {
 	// points to never changes, so anyone may load and index it.
 	stats atomic.Pointer[[]ownedStat]
 }
+
+// Guard states; see threadCore.guard.
+const (
+	guardBusy  = 1
+	guardEnded = 2
+)
+
+// enter opens a write section of the thread's storage. It reports false,
+// counting the loss, if another goroutine is writing it or the thread has
+// ended: the caller then writes nothing of the thread's.
+func (t *Thread) enter() bool {
+	if t.guard.CompareAndSwap(t.id<<2, t.id<<2|guardBusy) {
+		owned.AfterRMW(&t.guard)
+		return true
+	}
+	t.s.threadEventsLost.Add(1)
+	return false
+}
+
+// leave closes the write section enter opened: the storage's writes are
+// seen before the guard is free again (a plain store where stores are
+// ordered, see owned.EndStore).
+func (t *Thread) leave() { owned.EndStore(&t.guard, t.id<<2) }
 
 // threadRecord is a thread's slot in the threads container, which bounds the
 // number of threads, counts the ones lost, and gives each a row index.
@@ -100,17 +154,7 @@ func (s *Schema) NewThread(class *Class, opt ThreadOptions) *Thread {
 	if rec == nil {
 		return nil
 	}
-	c, _ := s.threadPool.Get().(*threadCore)
-	if c == nil {
-		c = &threadCore{}
-		if n := s.cfg.waitsHistorySize; n > 0 {
-			c.history, _ = rings.NewPerThread(n, waitWidth) // sizes are validated by config
-		}
-		empty := []ownedStat{}
-		c.stats.Store(&empty)
-	} else {
-		c.recycle()
-	}
+	c := s.takeCore()
 	c.rec, c.eventID = rec, 1
 	// Statistics for every class registered so far, so that the first
 	// events allocate nothing; a class registered later grows the table on
@@ -121,6 +165,7 @@ func (s *Schema) NewThread(class *Class, opt ThreadOptions) *Thread {
 	t := &Thread{threadCore: c, s: s, id: s.threadIDs.Add(1), class: class,
 		user: opt.User, host: opt.Host, start: hwclock.Nanosecond.Now()}
 	rec.value.id.Set(t.id)
+	c.guard.Store(t.id << 2) // the storage is t's from here on
 
 	var instrumented, history bool
 	if opt.User != "" {
@@ -132,18 +177,71 @@ func (s *Schema) NewThread(class *Class, opt ThreadOptions) *Thread {
 		instrumented = false
 	}
 	t.mask.Store(threadMask(instrumented, history))
-	t.acct, t.usr, t.hst = s.actorsConnect(opt.User, opt.Host)
+	s.actorsConnect(t)
 
 	s.threadObjs[rec.Index()].Store(t)
 	rec.lock.DirtyToAllocated(d)
 	return t
 }
 
+// takeCore returns storage for a new thread: an ended thread's, reset, when
+// no reader is active, else new storage.
+//
+// Invariant: storage is reset for another thread only while no reader is
+// active. A reader counts itself in s.readers before it lists threads
+// (liveThreads, the actor rows' live lists) and until it is done with the
+// storage it reached through them; a thread leaves those lists in End before
+// its storage joins the free list; and takeCore checks the count after
+// that. So a reader that listed the ended thread is counted when takeCore
+// looks, and one that was not counted then lists only threads that are still
+// live: no reader ever sees storage change owner under it. (Every step is a
+// sequentially consistent atomic or under a mutex.) A reader that is always
+// active makes every new thread take new storage, which the free list's bound
+// keeps from piling up.
+func (s *Schema) takeCore() *threadCore {
+	if s.readers.Load() == 0 {
+		s.coresMu.Lock()
+		var c *threadCore
+		if n := len(s.freeCores); n > 0 {
+			c = s.freeCores[n-1]
+			s.freeCores[n-1] = nil
+			s.freeCores = s.freeCores[:n-1]
+		}
+		s.coresMu.Unlock()
+		if c != nil {
+			c.recycle()
+			return c
+		}
+	}
+	c := &threadCore{}
+	if n := s.cfg.waitsHistorySize; n > 0 {
+		c.history, _ = rings.NewPerThread(n, waitWidth) // sizes are validated by config
+	}
+	empty := []ownedStat{}
+	c.stats.Store(&empty)
+	return c
+}
+
+// maxFreeCores bounds the ended threads' storage kept for reuse.
+const maxFreeCores = 1024
+
+// putCore keeps an ended thread's storage for a later thread.
+func (s *Schema) putCore(c *threadCore) {
+	s.coresMu.Lock()
+	if len(s.freeCores) < maxFreeCores {
+		s.freeCores = append(s.freeCores, c)
+	}
+	s.coresMu.Unlock()
+}
+
+// beginRead counts a reader that will reach thread storage (see takeCore);
+// endRead ends it.
+func (s *Schema) beginRead() { s.readers.Add(1) }
+func (s *Schema) endRead()   { s.readers.Add(-1) }
+
 // recycle clears what the storage kept of its previous thread, before a new
 // thread uses it: the rows of its current-wait stack, its history, its
-// statistics. A reader still holding the previous handle sees rows vanish,
-// never rows of the new thread under the old identity (rows carry their
-// THREAD_ID).
+// statistics. No reader can reach it (see takeCore).
 func (c *threadCore) recycle() {
 	for i := range c.waits {
 		w := &c.waits[i]
@@ -219,7 +317,7 @@ func (t *Thread) updateMask(f func(instrumented, history bool) (bool, bool)) {
 }
 
 // stat returns the thread's statistic for class index i, growing the table
-// if a class registered after the last growth. Owner only.
+// if a class registered after the last growth. In a write section only.
 func (t *Thread) stat(i int) *ownedStat {
 	if st := *t.stats.Load(); i < len(st) {
 		return &st[i]
@@ -232,36 +330,42 @@ func (c *threadCore) growStats(s *Schema, i int) *ownedStat {
 	old := *c.stats.Load()
 	n := max(len(s.Classes()), i+1)
 	next := make([]ownedStat, n)
-	for j := range old { // the owner is the only writer: a plain copy is exact
-		next[j].count.Set(old[j].count.Load())
-		next[j].sum.Set(old[j].sum.Load())
-		next[j].minInv.Set(old[j].minInv.Load())
-		next[j].max.Set(old[j].max.Load())
+	for j := range old { // the only writer: a plain copy is exact
+		next[j].copyFrom(&old[j])
 	}
 	c.stats.Store(&next)
 	return &next[i]
 }
 
 // End ends the thread: its statistics roll up into its account (or user and
-// host), its account's CURRENT_CONNECTIONS drops, and its rows leave the
-// threads and per-thread tables, in one step as readers see it (under
-// actorsMu, which the actor summaries read under). Owner only; a second End
-// does nothing, and the Thread must not be used for new events afterwards.
+// host) and into the ended threads' totals, its account's
+// CURRENT_CONNECTIONS drops, and its rows leave the threads and per-thread
+// tables. Each roll-up and the thread's leaving the list its readers take
+// happen in one critical section (the actor rows' mu, Schema.endMu), so a
+// summary counts the thread once, live or rolled up, and its cumulative
+// columns never go down. Waits for a write section another goroutine has in
+// progress on the thread (a misuse, see Thread); a second End does nothing,
+// and the Thread must not be used for new events afterwards.
 func (t *Thread) End() {
 	if t == nil || t.ended.Load() {
 		return
 	}
-	s := t.s
-	s.actorsMu.Lock()
-	if t.ended.Swap(true) {
-		s.actorsMu.Unlock()
-		return
+	for !t.guard.CompareAndSwap(t.id<<2, t.id<<2|guardEnded) {
+		if g := t.guard.Load(); g&guardEnded != 0 || g>>2 != t.id {
+			return // ended by another goroutine
+		}
+		runtime.Gosched() // a write section in progress: it is short
 	}
-	s.rollUpLocked(t, *t.stats.Load())
+	t.ended.Store(true)
+	s := t.s
+	stats := *t.stats.Load()
+	s.actorsDisconnect(t, stats)
+	s.endMu.Lock()
+	s.rollUpEndedLocked(stats)
 	s.threadObjs[t.rec.Index()].Store(nil)
-	s.actorsMu.Unlock()
+	s.endMu.Unlock()
 	s.threads.Free(t.rec)
-	s.threadPool.Put(t.threadCore) // the storage serves the next thread; this handle stays ended
+	s.putCore(t.threadCore) // the storage serves a later thread; this handle stays ended
 	s.maybeReclaim()
 }
 
