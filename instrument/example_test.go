@@ -2,6 +2,7 @@ package instrument_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -77,4 +78,33 @@ func Example() {
 	// events_waits_summary_by_user_by_event_name, alice:
 	//   wait/synch/mutex/app/cache COUNT_STAR 2
 	//   wait/io/file/app/log COUNT_STAR 3
+}
+
+// A misspelled instrument name gives a working, uninstrumented mutex; the
+// error handler is told, and global_status counts it. By default the error
+// is logged once per name through log/slog.
+func ExampleSetErrorHandler() {
+	s, _ := pfscore.New(pfscore.WithoutEnvironment())
+	instrument.SetErrorHandler(instrument.ErrorHandlerFunc(func(err error) {
+		var re *instrument.RegisterError
+		if errors.As(err, &re) {
+			fmt.Println(re.Constructor, re.Name, errors.Is(err, pfscore.ErrBadInstrumentName))
+		}
+	}))
+	defer instrument.SetErrorHandler(nil) // the default again
+
+	mu := instrument.NewMutex("wait/synch/mutx/app/cache", instrument.WithSchema(s))
+	cache := map[string]string{}
+	mu.Lock() // a plain sync.Mutex
+	cache["k"] = "v"
+	mu.Unlock()
+
+	for _, v := range s.Status() {
+		if v.Name == "Performance_schema_instrument_errors" {
+			fmt.Println(v.Name, v.Value)
+		}
+	}
+	// Output:
+	// NewMutex wait/synch/mutx/app/cache true
+	// Performance_schema_instrument_errors 1
 }

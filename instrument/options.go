@@ -64,16 +64,41 @@ func WithSource(source string) Option {
 	return optionFunc(func(c *config) { c.source = source })
 }
 
-// register returns the class name, registered in the configured schema, or
-// nil if the name is invalid or the schema is full; instruments built on a
-// nil class work uninstrumented.
+// register is registerAs for the constructor that called it, found on the
+// call stack (see constructor).
 func (c *config) register(name string) *pfscore.Class {
-	var copts []pfscore.ClassOption
-	if c.doc != "" {
-		copts = append(copts, pfscore.WithDocumentation(c.doc))
+	ctor, want := constructor()
+	return c.registerAs(name, ctor, want)
+}
+
+// registerAs returns the class name, registered in the configured schema,
+// or nil if the name is invalid, of another kind than want (0 wants any), or
+// the schema is full; instruments built on a nil class work uninstrumented.
+// A nil return is counted in the schema's Performance_schema_instrument_errors
+// and reported to the error handler (see SetErrorHandler) as an error of
+// constructor ctor. A name of the wrong kind is not registered: it would
+// show in setup_instruments a class nothing uses.
+func (c *config) registerAs(name, ctor string, want pfscore.Kind) *pfscore.Class {
+	class := c.schema.Class(name)
+	if class == nil {
+		kind, err := pfscore.ParseInstrumentName(name)
+		if err == nil && want != 0 && kind != want {
+			err = wrongKind(name, kind, want)
+		}
+		if err == nil {
+			var copts []pfscore.ClassOption
+			if c.doc != "" {
+				copts = append(copts, pfscore.WithDocumentation(c.doc))
+			}
+			class, err = c.schema.Register(name, copts...)
+		}
+		if err != nil {
+			c.fail(ctor, name, err)
+			return nil
+		}
 	}
-	class, err := c.schema.Register(name, copts...)
-	if err != nil {
+	if want != 0 && class.Kind() != want {
+		c.fail(ctor, name, wrongKind(name, class.Kind(), want))
 		return nil
 	}
 	return class
