@@ -41,9 +41,13 @@
 // tightest of several clock brackets (about 1.5 ms of initialization).
 // PerformanceTimers recalibrates every time it is read, as WL#2360 has it:
 // CYCLE's frequency over longer windows, and every timer's resolution (the
-// step it is seen to advance by) and overhead (the minimum of back-to-back
-// calls, in its own units). Recalibration changes the table, never the
-// factors.
+// quantum its readings move by, from steps between reads spaced by pauses of
+// varying length) and overhead (the cost of one call: the lower quartile of
+// batches of calls, each batch's cost divided by its number of calls, in the
+// timer's own units). Recalibration changes the table, never the factors.
+// Neither figure is the extreme of a few back-to-back reads, which a single
+// early or bumped read of the cycle counter decides (calibrate.go has the
+// details).
 //
 // SetupTimers holds setup_timers: the timer each event class uses, with
 // MySQL 5.7's defaults (wait CYCLE, idle MICROSECOND, stage, statement and
