@@ -25,7 +25,7 @@ type Cond struct {
 // (wait/synch/cond/<component>/<name>) with locker l.
 func NewCond(l sync.Locker, name string, opts ...Option) *Cond {
 	c := &Cond{Cond: sync.Cond{L: l}}
-	c.init(name, pfscore.KindCond, 1, opts)
+	c.init(name, "NewCond", pfscore.KindCond, 1, opts)
 	freeWithOwner(c, c.inst)
 	return c
 }

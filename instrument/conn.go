@@ -56,7 +56,7 @@ type SocketClass struct {
 func NewSocketClass(name string, opts ...Option) *SocketClass {
 	c := newConfig(opts)
 	sc := &SocketClass{schema: c.schema, source: c.source}
-	if class := c.register(name); class != nil && class.Kind() == pfscore.KindSocket {
+	if class := c.registerAs(name, "NewSocketClass", pfscore.KindSocket); class != nil {
 		sc.class = class
 	}
 	if sc.source == "" {

@@ -32,8 +32,14 @@
 // valid OpenTelemetry instrument names: wait/synch/mutex/<component>/<name>,
 // wait/synch/rwlock/…, wait/synch/cond/…, wait/io/file/…, wait/io/socket/…,
 // thread/<component>/<name>. A class registers on first use. An invalid
-// name, or a full schema, gives a working but uninstrumented object: the
-// instrumentation never stops the service.
+// name, a name of another kind than the constructor's, or a full schema,
+// gives a working but uninstrumented object: the instrumentation never stops
+// the service. The failure is reported to the error handler
+// (SetErrorHandler; by default one log/slog Warn line per distinct bad name)
+// and counted in global_status's Performance_schema_instrument_errors.
+// Instruments declared as package-level variables register during
+// package initialization, before main can install a handler: theirs go to
+// the default.
 //
 // # Threads
 //

@@ -16,8 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,23 +98,6 @@ func (e *RegisterError) Error() string {
 // Unwrap returns e.Err.
 func (e *RegisterError) Unwrap() error { return e.Err }
 
-// pkgPrefix starts the runtime name of this package's functions.
-const pkgPrefix = "github.com/otelpfs/otelpfs/instrument."
-
-// constructors are the functions that register a class, as the runtime
-// names them without pkgPrefix, and the kind each wants.
-var constructors = map[string]pfscore.Kind{
-	"NewMutex":        pfscore.KindMutex,
-	"(*Mutex).Init":   pfscore.KindMutex,
-	"NewRWMutex":      pfscore.KindRWLock,
-	"(*RWMutex).Init": pfscore.KindRWLock,
-	"NewCond":         pfscore.KindCond,
-	"NewFileClass":    pfscore.KindFile,
-	"NewSocketClass":  pfscore.KindSocket,
-	"NewThreadClass":  pfscore.KindThread,
-	"NewThread":       pfscore.KindThread,
-}
-
 // kindForms are the name forms of the kinds a constructor wants.
 var kindForms = map[pfscore.Kind]string{
 	pfscore.KindMutex:  "wait/synch/mutex/<component>/<name>",
@@ -125,74 +106,6 @@ var kindForms = map[pfscore.Kind]string{
 	pfscore.KindFile:   "wait/io/file/<component>/<name>",
 	pfscore.KindSocket: "wait/io/socket/<component>/<name>",
 	pfscore.KindThread: "thread/<component>/<name>",
-}
-
-// A ctorInfo is what constructor found: a constructor and its kind.
-type ctorInfo struct {
-	name string
-	kind pfscore.Kind
-}
-
-// ctorCache maps the two return addresses above register to what they
-// resolve to. Two suffice: register's caller (a constructor, or
-// syncObject.init, or NewThreadClass) and its caller (the constructor that
-// called init, or NewThread, or user code). Call sites are finite, and so is
-// the cache.
-//
-// It is copied on write, so that a lookup takes no lock and, unlike a
-// sync.Map's, does not box its key.
-var (
-	ctorCache   atomic.Pointer[map[[2]uintptr]ctorInfo]
-	ctorCacheMu sync.Mutex // serializes writers
-)
-
-// constructor returns the constructor the user called, of those
-// config.register serves, and the kind it wants: the outermost known
-// constructor among register's two nearest callers (NewThread calls
-// NewThreadClass: NewThread is named). An unknown caller gives "register"
-// and kind 0, which wants any.
-//
-// The constructors do not tell register their kind (syncObject.init checks
-// it after the fact), so the call stack is where it is. Collecting two
-// return addresses is cheap; resolving them to names is not, and is done
-// once per call site.
-func constructor() (string, pfscore.Kind) {
-	var pcs [2]uintptr
-	n := runtime.Callers(3, pcs[:]) // skip Callers, constructor, register
-	if m := ctorCache.Load(); m != nil {
-		if ci, ok := (*m)[pcs]; ok {
-			return ci.name, ci.kind
-		}
-	}
-	ci := resolveConstructor(pcs, n)
-	ctorCacheMu.Lock()
-	next := make(map[[2]uintptr]ctorInfo)
-	if m := ctorCache.Load(); m != nil {
-		maps.Copy(next, *m)
-	}
-	next[pcs] = ci
-	ctorCache.Store(&next)
-	ctorCacheMu.Unlock()
-	return ci.name, ci.kind
-}
-
-// resolveConstructor names the outermost known constructor of pcs[:n]. It
-// takes pcs by value: CallersFrames keeps its slice, which puts the array
-// on the heap, and constructor's fast path should not pay for that.
-func resolveConstructor(pcs [2]uintptr, n int) ctorInfo {
-	ci := ctorInfo{name: "register"}
-	frames := runtime.CallersFrames(pcs[:n])
-	for {
-		f, more := frames.Next()
-		if fn, ok := strings.CutPrefix(f.Function, pkgPrefix); ok {
-			if k, ok := constructors[fn]; ok {
-				ci = ctorInfo{fn, k}
-			}
-		}
-		if !more {
-			return ci
-		}
-	}
 }
 
 // fail counts and reports a registration that failed.

@@ -74,7 +74,7 @@ type FileClass struct {
 func NewFileClass(name string, opts ...Option) *FileClass {
 	c := newConfig(opts)
 	fc := &FileClass{schema: c.schema}
-	if class := c.register(name); class != nil && class.Kind() == pfscore.KindFile {
+	if class := c.registerAs(name, "NewFileClass", pfscore.KindFile); class != nil {
 		fc.class = class
 	}
 	fc.source = c.source

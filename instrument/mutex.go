@@ -18,10 +18,10 @@ type syncObject struct {
 
 // init registers the class and creates the instance. skip counts the frames
 // between init and the user's call, for SOURCE.
-func (o *syncObject) init(name string, kind pfscore.Kind, skip int, opts []Option) {
+func (o *syncObject) init(name, ctor string, kind pfscore.Kind, skip int, opts []Option) {
 	c := newConfig(opts)
-	class := c.register(name)
-	if class == nil || class.Kind() != kind {
+	class := c.registerAs(name, ctor, kind)
+	if class == nil {
 		return
 	}
 	if c.source == "" {
@@ -76,7 +76,7 @@ type Mutex struct {
 // mutex.
 func NewMutex(name string, opts ...Option) *Mutex {
 	m := &Mutex{}
-	m.init(name, pfscore.KindMutex, 1, opts)
+	m.init(name, "NewMutex", pfscore.KindMutex, 1, opts)
 	freeWithOwner(m, m.inst)
 	return m
 }
@@ -92,7 +92,7 @@ func NewMutex(name string, opts ...Option) *Mutex {
 //	c := &cache{}
 //	c.mu.Init("wait/synch/mutex/app/cache")
 func (m *Mutex) Init(name string, opts ...Option) {
-	m.init(name, pfscore.KindMutex, 1, opts)
+	m.init(name, "(*Mutex).Init", pfscore.KindMutex, 1, opts)
 	freeWithOwner(m, m.inst)
 }
 

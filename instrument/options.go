@@ -64,13 +64,6 @@ func WithSource(source string) Option {
 	return optionFunc(func(c *config) { c.source = source })
 }
 
-// register is registerAs for the constructor that called it, found on the
-// call stack (see constructor).
-func (c *config) register(name string) *pfscore.Class {
-	ctor, want := constructor()
-	return c.registerAs(name, ctor, want)
-}
-
 // registerAs returns the class name, registered in the configured schema,
 // or nil if the name is invalid, of another kind than want (0 wants any), or
 // the schema is full; instruments built on a nil class work uninstrumented.

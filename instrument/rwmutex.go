@@ -21,7 +21,7 @@ type RWMutex struct {
 // (wait/synch/rwlock/<component>/<name>).
 func NewRWMutex(name string, opts ...Option) *RWMutex {
 	m := &RWMutex{}
-	m.init(name, pfscore.KindRWLock, 1, opts)
+	m.init(name, "NewRWMutex", pfscore.KindRWLock, 1, opts)
 	freeWithOwner(m, m.inst)
 	return m
 }
@@ -29,7 +29,7 @@ func NewRWMutex(name string, opts ...Option) *RWMutex {
 // Init instruments an RWMutex declared as a value, as NewRWMutex would; see
 // Mutex.Init.
 func (rw *RWMutex) Init(name string, opts ...Option) {
-	rw.init(name, pfscore.KindRWLock, 1, opts)
+	rw.init(name, "(*RWMutex).Init", pfscore.KindRWLock, 1, opts)
 	freeWithOwner(rw, rw.inst)
 }
 

@@ -18,7 +18,7 @@ type Thread = pfscore.Thread
 // request, a ThreadClass saves the name lookup and the options.
 func NewThread(name string, opts ...Option) *Thread {
 	c := newConfig(opts)
-	return NewThreadClass(name, opts...).Start(c.user, c.host)
+	return newThreadClass(name, "NewThread", opts).Start(c.user, c.host)
 }
 
 // A ThreadClass is a thread class registered once, to start many threads
@@ -41,8 +41,12 @@ type ThreadClass struct {
 // belong to each thread: see Start). An invalid name gives a class whose
 // threads are nil, which every instrument accepts.
 func NewThreadClass(name string, opts ...Option) *ThreadClass {
+	return newThreadClass(name, "NewThreadClass", opts)
+}
+
+func newThreadClass(name, ctor string, opts []Option) *ThreadClass {
 	c := newConfig(opts)
-	return &ThreadClass{schema: c.schema, class: c.register(name)}
+	return &ThreadClass{schema: c.schema, class: c.registerAs(name, ctor, pfscore.KindThread)}
 }
 
 // Start starts a thread of the class for user@host (either may be empty: a

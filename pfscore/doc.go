@@ -54,11 +54,27 @@
 // consumers are on. Nothing on the path allocates or takes a lock.
 //
 // Threads are explicit (NewThread); one goroutine drives a thread at a time.
+// A thread's storage has a guard word naming its thread: each write is a
+// short section opened by a compare-and-swap on it, so two goroutines on one
+// Thread, or an event still in flight when another goroutine ended its
+// thread, never tear a row or write into storage recycled for another
+// thread; the per-thread part of such an event is dropped and counted
+// (Performance_schema_thread_events_lost). Storage of ended threads is
+// reused only while no reader is active.
+//
 // Instances are records in containers per family, freed by Destroy (package
 // instrument does it when the instrumented object is garbage collected).
 // Global summaries are computed on read from the instances, the live
 // threads, and the roll-ups of destroyed instances and ended threads, so no
-// counter on the provider path is shared by unrelated goroutines.
+// counter on the provider path is shared by unrelated goroutines. A thread
+// that ends moves from "live" to "rolled up" in one critical section that
+// readers of the same summary take only to copy a bounded list, so every
+// cumulative column (COUNT_*, SUM_*) only grows between two reads, except
+// across a TRUNCATE.
+//
+// accounts, users and hosts are bounded (WithAccountsSize, WithUsersSize,
+// WithHostsSize); a thread that finds its table full has no row there, and
+// Performance_schema_accounts_lost, _users_lost or _hosts_lost counts it.
 //
 // # Tables
 //
@@ -81,21 +97,32 @@
 //	socket_summary_by_event_name, socket_summary_by_instance
 //	memory_summary_global_by_event_name (for now, the schema's own memory:
 //	memory/performance_schema/<container>)
-//	global_status (the Performance_schema_*_lost counters)
+//	global_status (the Performance_schema_*_lost counters, and
+//	Performance_schema_thread_events_lost and
+//	Performance_schema_instrument_errors, which MySQL does not have)
 //
 // TRUNCATE TABLE (Truncate) has MySQL's effects where MySQL allows it: the
-// history tables empty; a summary restarts from zero, and truncating a
-// global summary restarts the summaries beneath it; accounts, users and
-// hosts, and their summaries, lose their rows without connections. It is done on the reader's
-// side (ring bases, summary baselines) and never touches a record, so it
-// costs the provider nothing.
+// history tables empty; a summary restarts from zero, MIN and MAX included,
+// and truncating a summary restarts the summaries MySQL truncates with it
+// (the global summary: all; a by_instance summary: the instance rows of the
+// by-event-name summaries, which MySQL computes from the instances);
+// accounts, users and hosts, and their summaries, lose their rows without
+// connections. It is done on the reader's side (ring bases, summary
+// baselines, an epoch per record group that MIN and MAX carry) and never
+// touches a record, so it costs the provider one comparison.
 //
 // # Differences from MySQL
 //
-//   - After TRUNCATE of a summary, COUNT_STAR, SUM and AVG restart from
-//     zero but MIN_TIMER_WAIT and MAX_TIMER_WAIT, once the row has events
-//     again, are the extremes since start-up: truncation never touches a
-//     record, and extremes cannot be rebased.
+//   - MySQL adds a truncated by_thread or by_account summary's statistics
+//     to the summaries above it; otelpfs's, computed on read, keep their
+//     counts anyway, but their MIN and MAX restart with the TRUNCATE too
+//     (widened to include AVG), as extremes are kept once per record. Events
+//     that end while a TRUNCATE runs count in the new totals and may be
+//     missing from MIN and MAX; a wait longer than 78 hours shows as 78
+//     hours in MIN and MAX.
+//   - A dialed socket has no owner thread until one is given (package
+//     instrument's Conn.SetThread): a pooled connection outlives the request
+//     that dialed it.
 //   - SOURCE is where the instrumented object was created, captured once,
 //     not the call site of each event: a stack walk per event would cost
 //     more than the event.

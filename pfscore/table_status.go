@@ -9,8 +9,12 @@ type StatusVariable struct {
 	Value uint64 // VARIABLE_VALUE
 }
 
-// Status returns the Performance_schema_* status variables: each *_lost
-// counter MySQL has for what otelpfs keeps, in name order.
+// Status returns the Performance_schema_* status variables, in name order:
+// each *_lost counter MySQL has for what otelpfs keeps, and two of
+// otelpfs's own: Performance_schema_thread_events_lost (events whose
+// per-thread part was dropped: their Thread was being written by another
+// goroutine, or had ended) and Performance_schema_instrument_errors
+// (instruments a service asked for that could not register).
 func (s *Schema) Status() []StatusVariable {
 	var long uint64
 	if s.waitsLong != nil {
