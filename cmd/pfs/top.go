@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -403,10 +404,11 @@ func topThreads(c *client, limit int, _ *topState) (*pfscore.Result, error) {
 	return res, nil
 }
 
-// topLost lists the *_lost counters that are not zero.
+// topLost lists the *_lost counters, and the instrument errors, that are
+// not zero.
 func topLost(c *client, limit int, _ *topState) (*pfscore.Result, error) {
 	src, err := c.table("global_status", url.Values{
-		"where": {"VARIABLE_NAME LIKE '%lost' AND VARIABLE_VALUE > 0"},
+		"where": {"VARIABLE_VALUE > 0"},
 		"order": {"VARIABLE_VALUE desc"},
 	})
 	if err != nil {
@@ -415,7 +417,10 @@ func topLost(c *client, limit int, _ *topState) (*pfscore.Result, error) {
 	m := columnsOf(src)
 	res := newResult("lost", "variable_name", pfscore.ColString, "variable_value", pfscore.ColUint)
 	for _, r := range src.Rows {
-		res.Rows = append(res.Rows, pfscore.Row{m.get(r, "VARIABLE_NAME"), m.get(r, "VARIABLE_VALUE")})
+		name, _ := m.get(r, "VARIABLE_NAME").(string)
+		if strings.HasSuffix(name, "_lost") || strings.HasSuffix(name, "_errors") {
+			res.Rows = append(res.Rows, pfscore.Row{name, m.get(r, "VARIABLE_VALUE")})
+		}
 	}
 	return res, nil
 }
