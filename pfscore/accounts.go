@@ -64,13 +64,6 @@ type actorRow struct {
 
 type accountKey struct{ user, host string }
 
-// Which of a thread's rows: its place in Thread.live.
-const (
-	liveAccount = iota
-	liveUser
-	liveHost
-)
-
 func newActorRow(k accountKey) *actorRow {
 	r := &actorRow{user: k.user, host: k.host}
 	empty := []sharedStat{}

@@ -118,10 +118,8 @@ func (s *Schema) truncateSummary(name string) {
 			}
 		}
 	}
-	withThreads := []string{}
 	if def.groups&groupsThreads != 0 {
-		withThreads = append([]string{name}, def.implied...)
-		for _, n := range withThreads {
+		for _, n := range append([]string{name}, def.implied...) {
 			rebase[n] |= groupsThreads
 		}
 	}
