@@ -97,15 +97,14 @@
 //	socket_summary_by_event_name, socket_summary_by_instance
 //	memory_summary_global_by_event_name (for now, the schema's own memory:
 //	memory/performance_schema/<container>)
-//	global_status (the Performance_schema_*_lost counters, and
-//	Performance_schema_thread_events_lost and
-//	Performance_schema_instrument_errors, which MySQL does not have)
+//	global_status (the Performance_schema_*_lost counters, and two of
+//	otelpfs's own: see Schema.Status)
 //
 // TRUNCATE TABLE (Truncate) has MySQL's effects where MySQL allows it: the
 // history tables empty; a summary restarts from zero, MIN and MAX included,
 // and truncating a summary restarts the summaries MySQL truncates with it
-// (the global summary: all; a by_instance summary: the instance rows of the
-// by-event-name summaries, which MySQL computes from the instances);
+// (the global summary: all; a by-instance summary: the instance rows of
+// the by-event-name summaries, which MySQL computes from the instances);
 // accounts, users and hosts, and their summaries, lose their rows without
 // connections. It is done on the reader's side (ring bases, summary
 // baselines, an epoch per record group that MIN and MAX carry) and never

@@ -68,9 +68,7 @@ func (r *StatRow) add(o StatRow) {
 
 // sub returns r minus a baseline taken earlier (TRUNCATE): counts and sums
 // subtract; MIN and MAX come from the epoch the TRUNCATE started (see
-// above). Events that ended while the TRUNCATE ran may count and yet not be
-// in MIN and MAX; the row then keeps MIN <= AVG <= MAX by widening them to
-// AVG, so it never shows extremes that contradict its own totals.
+// above), settled.
 func (r StatRow) sub(base StatRow) StatRow {
 	if r.Count <= base.Count {
 		return StatRow{}
@@ -78,8 +76,13 @@ func (r StatRow) sub(base StatRow) StatRow {
 	return StatRow{Count: r.Count - base.Count, Sum: r.Sum - base.Sum, Min: r.Min, Max: r.Max, ext: r.ext}.settled()
 }
 
-// settled returns r with MIN and MAX widened to AVG where the extremes cover
-// fewer events than the counts (see sub), and zero without timed events.
+// settled returns r as a summary row shows it: MIN and MAX widened to
+// include AVG, so that MIN <= AVG <= MAX <= SUM holds in every row. They can
+// cover fewer events than the counts: events that ended while a TRUNCATE
+// ran, or since another table's TRUNCATE restarted the extremes of the same
+// records (see table_summary.go); and untimed events count in COUNT_STAR,
+// lowering AVG, but not in MIN. A row with timed events and no extremes of
+// the current epoch shows AVG for both.
 func (r StatRow) settled() StatRow {
 	if r.Sum == 0 && !r.ext {
 		return r
@@ -120,9 +123,14 @@ func (s *ownedStat) aggregate(tag uint64, timed bool, wait uint64) {
 	}
 }
 
-// load returns the statistic, with extremes of epoch tag.
+// load returns the statistic, with extremes of epoch tag. It loads the
+// words in the reverse of the order aggregate stores them, so the count it
+// returns covers every event whose sum or extremes it returns (it may cover
+// more): never COUNT_STAR 0 with a SUM.
 func (s *ownedStat) load(tag uint64) StatRow {
-	return statRow(s.count.Load(), s.sum.Load(), s.min.Load(), s.max.Load(), tag)
+	mx, mn := s.max.Load(), s.min.Load()
+	sum := s.sum.Load()
+	return statRow(s.count.Load(), sum, mn, mx, tag)
 }
 
 // statRow builds a StatRow from loaded words.
@@ -190,8 +198,11 @@ func (s *sharedStat) addRow(tag uint64, r StatRow) {
 	}
 }
 
+// load is ownedStat.load for shared statistics.
 func (s *sharedStat) load(tag uint64) StatRow {
-	return statRow(s.count.Load(), s.sum.Load(), s.min.Load(), s.max.Load(), tag)
+	mx, mn := s.max.Load(), s.min.Load()
+	sum := s.sum.Load()
+	return statRow(s.count.Load(), sum, mn, mx, tag)
 }
 
 // reset zeroes the statistic; the owner calls it on a record it is
@@ -234,9 +245,13 @@ func (r *ioStat) add(o ioStat) {
 	r.WriteBytes += o.WriteBytes
 }
 
+// load returns the instance's I/O statistics. The bytes are loaded before
+// the waits, which aggregate counts before it adds the bytes (see
+// ownedStat.load).
 func (io *ioInstance) load(tag uint64) ioStat {
+	rb, wb := io.readBytes.Load(), io.writeBytes.Load()
 	return ioStat{Read: io.read.load(tag), Write: io.write.load(tag), Misc: io.misc.load(tag),
-		ReadBytes: io.readBytes.Load(), WriteBytes: io.writeBytes.Load()}
+		ReadBytes: rb, WriteBytes: wb}
 }
 
 // ioSummary accumulates the I/O statistics of destroyed instances.
@@ -255,6 +270,7 @@ func (d *ioSummary) add(tag uint64, v *ioInstance) {
 }
 
 func (d *ioSummary) load(tag uint64) ioStat {
+	rb, wb := d.readBytes.Load(), d.writeBytes.Load()
 	return ioStat{Read: d.read.load(tag), Write: d.write.load(tag), Misc: d.misc.load(tag),
-		ReadBytes: d.readBytes.Load(), WriteBytes: d.writeBytes.Load()}
+		ReadBytes: rb, WriteBytes: wb}
 }

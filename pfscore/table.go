@@ -187,12 +187,8 @@ func statCols(prefix string) []any {
 	return []any{"COUNT_" + prefix, ColUint, "SUM_TIMER_" + prefix, ColPicos, "MIN_TIMER_" + prefix, ColPicos, "AVG_TIMER_" + prefix, ColPicos, "MAX_TIMER_" + prefix, ColPicos}
 }
 
-// values appends a stat's five columns. A row whose timed events all ended
-// in the epoch before a TRUNCATE (see stat.go) has no extremes of its own
-// epoch: MIN and MAX show AVG.
+// values appends a stat's five columns; summaries settle r first (see
+// StatRow.settled).
 func (r StatRow) values(row Row) Row {
-	if r.Sum != 0 && !r.ext {
-		r.Min, r.Max = r.Avg(), r.Avg()
-	}
 	return append(row, r.Count, r.Sum, r.Min, r.Avg(), r.Max)
 }

@@ -36,7 +36,7 @@ import (
 //     by_account: by_thread). The others keep their counts, as MySQL's
 //     parents do, while their extremes restart with the epoch: such a row's
 //     MIN and MAX then cover the events since the other table's TRUNCATE,
-//     widened to include AVG (see StatRow.sub).
+//     widened to include AVG (see StatRow.settled).
 
 // Truncation groups; see above.
 const (
@@ -191,17 +191,11 @@ func defineSummary[S rebaser[S]](name string, columns []Column, groups uint8, im
 			s.readMu.Lock()
 			base, _ := s.baselines[name].(*summaryBase[S])
 			s.readMu.Unlock()
-			tags := s.initialTags()
-			if base != nil {
-				tags = base.tags
-			}
 			rows := make([]Row, len(entries))
 			for i, e := range entries {
-				st := e.stat
+				st := e.stat.settled()
 				if b, ok := base.row(e.key); ok {
-					st = st.sub(b)
-				} else if tags[e.grp] != s.extTags[e.grp].Load() {
-					st = st.settled() // extremes restarted by another table's TRUNCATE
+					st = e.stat.sub(b)
 				}
 				rows[i] = render(append(Row(nil), e.lead...), st)
 			}
@@ -266,9 +260,17 @@ func ioSummaryDef(name string, lead []any, groups uint8, raw func(*Schema) []ioE
 	})
 }
 
-// settled widens an I/O row's extremes (see StatRow.settled).
+// settled widens an I/O row's extremes (see StatRow.settled), and shows
+// bytes only with the waits that moved them (the load order already keeps
+// them so, see ioInstance.load; roll-ups of destroyed instances too).
 func (r ioStat) settled() ioStat {
 	r.Read, r.Write, r.Misc = r.Read.settled(), r.Write.settled(), r.Misc.settled()
+	if r.Read.Count == 0 {
+		r.ReadBytes = 0
+	}
+	if r.Write.Count == 0 {
+		r.WriteBytes = 0
+	}
 	return r
 }
 
