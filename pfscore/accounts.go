@@ -39,6 +39,7 @@ import (
 // statistics.
 type actorRow struct {
 	user, host string
+	id         uint64        // unique per row made: a row TRUNCATE removed and made again is a new row
 	current    atomic.Int64  // CURRENT_CONNECTIONS
 	total      atomic.Uint64 // TOTAL_CONNECTIONS, since the row was made
 	totalBase  atomic.Uint64 // TOTAL_CONNECTIONS at the last TRUNCATE
@@ -64,8 +65,11 @@ type actorRow struct {
 
 type accountKey struct{ user, host string }
 
+// actorRowIDs numbers actor rows, for baselines (see actorKey).
+var actorRowIDs atomic.Uint64
+
 func newActorRow(k accountKey) *actorRow {
-	r := &actorRow{user: k.user, host: k.host}
+	r := &actorRow{user: k.user, host: k.host, id: actorRowIDs.Add(1)}
 	empty := []sharedStat{}
 	r.waits.Store(&empty)
 	return r

@@ -117,7 +117,7 @@
 //     counts anyway, but their MIN and MAX restart with the TRUNCATE too
 //     (widened to include AVG), as extremes are kept once per record. Events
 //     that end while a TRUNCATE runs count in the new totals and may be
-//     missing from MIN and MAX; a wait longer than 78 hours shows as 78
+//     missing from MIN and MAX; a wait longer than 20 hours shows as 20
 //     hours in MIN and MAX.
 //   - A dialed socket has no owner thread until one is given (package
 //     instrument's Conn.SetThread): a pooled connection outlives the request

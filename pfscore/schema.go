@@ -95,8 +95,9 @@ type Schema struct {
 	destroyed   []sharedStat
 	destroyedIo []ioSummary
 
-	// readMu serializes the readers' own state: TRUNCATE baselines.
-	readMu    sync.Mutex
+	// readMu guards the readers' own state, TRUNCATE baselines: TRUNCATE
+	// holds it, a summary read holds it read-locked.
+	readMu    sync.RWMutex
 	baselines map[string]any    // table -> map[row key]StatRow or ioStat: TRUNCATE baselines
 	curMarks  map[uint64]uint64 // events_waits_current TRUNCATE: thread -> last hidden EVENT_ID
 

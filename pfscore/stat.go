@@ -21,13 +21,15 @@ import (
 // word of an older epoch for "no event since the TRUNCATE". So the extremes
 // cover exactly the events since the TRUNCATE, less those that ended while it
 // ran (they count in the new totals; the reader keeps MIN <= AVG <= MAX
-// then, see StatRow.sub). A value above extMask (a wait of more than 78
+// then, see StatRow.sub). A value above extMask (a wait of more than 20
 // hours) is stored as extMask. Epochs start at 1 and skip tag 0, so a zeroed
-// word is never current; tags wrap after 65,535 truncations, after which a
-// record untouched for exactly that many would show its old extremes again.
+// word is never current. Tags wrap after 255 truncations: a record untouched
+// for a multiple of that many shows its old extremes again, which matters
+// little, since a rebased row without events since its TRUNCATE shows zeros,
+// and a row that was not rebased counts those old events anyway.
 
 const (
-	extBits = 48
+	extBits = 56
 	extMask = 1<<extBits - 1
 )
 

@@ -22,8 +22,8 @@ func (s *Schema) Status() []StatusVariable {
 	}
 	return []StatusVariable{
 		{"Performance_schema_accounts_lost", s.accountsLost.Load()},
-		{"Performance_schema_cond_instances_lost", s.conds.Lost()},
 		{"Performance_schema_classes_lost", s.classesLost.Load()},
+		{"Performance_schema_cond_instances_lost", s.conds.Lost()},
 		{"Performance_schema_events_waits_history_long_lost", long},
 		{"Performance_schema_file_instances_lost", s.fileInsts.Lost()},
 		{"Performance_schema_hosts_lost", s.hostsLost.Load()},

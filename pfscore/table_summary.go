@@ -187,10 +187,12 @@ func defineSummary[S rebaser[S]](name string, columns []Column, groups uint8, im
 		name:    name,
 		columns: columns,
 		rows: func(s *Schema) []Row {
+			// Under readMu, read-locked: a TRUNCATE cannot rebase between the
+			// raw values and their baselines.
+			s.readMu.RLock()
+			defer s.readMu.RUnlock()
 			entries := raw(s)
-			s.readMu.Lock()
 			base, _ := s.baselines[name].(*summaryBase[S])
-			s.readMu.Unlock()
 			rows := make([]Row, len(entries))
 			for i, e := range entries {
 				st := e.stat.settled()
@@ -495,8 +497,9 @@ func (s *Schema) actorSummary(m map[accountKey]*actorRow, lead func(*actorRow) R
 	return out
 }
 
-// actorKey identifies an actor row in baselines: user and host with their
-// lengths, so that no two (user, host) pairs share a key.
+// actorKey identifies an actor row in baselines: by the row's own id, so
+// that a row TRUNCATE removed and a thread made again starts without the old
+// row's baseline, and no two rows share a key.
 func actorKey(r *actorRow) string {
-	return strconv.Itoa(len(r.user)) + ":" + r.user + "@" + r.host + "/"
+	return strconv.FormatUint(r.id, 10) + "/"
 }
