@@ -203,6 +203,10 @@ func hxSelectWaits(r *hxRun, s *pfscore.Schema, table string) []hxEvent {
 	return out
 }
 
+// hxHistorySize is events_waits_history's rows per thread, where a test
+// sets it.
+const hxHistorySize = 10
+
 // hxWaitTables are the three wait event tables.
 var hxWaitTables = []string{"events_waits_current", "events_waits_history", "events_waits_history_long"}
 
@@ -508,8 +512,9 @@ func hxGlobalWhileThreadsEnd(t *testing.T, budget time.Duration) {
 //   - a by_thread row (X, class) with COUNT_STAR > 0 has X's class;
 //   - a by_thread row never goes down between two reads;
 //   - an event row of THREAD_ID X names X's class;
-//   - an event appears at most once in a read of a table, and
-//     events_waits_current has at most one row per thread (no nesting).
+//   - an event appears at most once in a read of a table,
+//     events_waits_current has at most one row per thread (no nesting), and
+//     events_waits_history at most its size, oldest first.
 func TestStaleThreadHandlesConcurrentSafe(t *testing.T) {
 	t.Run("by_thread", func(t *testing.T) { hxStaleHandles(t, -1) })
 	t.Run("current", func(t *testing.T) { hxStaleHandles(t, 0) })
@@ -544,8 +549,9 @@ func hxStaleHandles(t *testing.T, table int) {
 		pages = 4
 		free = func(i int) bool { return i%(pages*256/3) == 100 }
 		writers, startFirst = 1, true
+		hxProcs(t, 8) // the reader is often preempted mid-scan
 	}
-	s := hxNew(t, append(hxWaitConsumers(), pfscore.WithMaxThreads(pages*256))...)
+	s := hxNew(t, append(hxWaitConsumers(), pfscore.WithMaxThreads(pages*256), pfscore.WithWaitsHistorySize(hxHistorySize))...)
 	tc := s.MustRegister("thread/hx/worker")
 	var bystanders []*pfscore.Thread
 	for i := range pages * 256 {
@@ -654,6 +660,7 @@ func hxStaleHandles(t *testing.T, table int) {
 				rows := hxReadWaits(r, s, table, api)
 				seen := map[[2]uint64]bool{}
 				perThread := map[uint64]int{}
+				last := map[uint64]uint64{}
 				for _, e := range rows {
 					if want := classOf(e.thread); e.name != want {
 						r.Fail("%s (api %v): row of thread %d names %s, but the thread only waits on %s: %v",
@@ -664,10 +671,19 @@ func hxStaleHandles(t *testing.T, table int) {
 						r.Fail("%s (api %v): THREAD_ID %d EVENT_ID %d twice in one read", name, api, e.thread, e.id)
 					}
 					seen[k] = true
-					if perThread[e.thread]++; table == 0 && perThread[e.thread] > 1 {
+					perThread[e.thread]++
+					if table == 0 && perThread[e.thread] > 1 {
 						r.Fail("events_waits_current (api %v): %d rows for thread %d, which never nests waits",
 							api, perThread[e.thread], e.thread)
 					}
+					if table == 1 && perThread[e.thread] == hxHistorySize+1 {
+						r.Fail("events_waits_history (api %v): more than %d rows for thread %d", api, hxHistorySize, e.thread)
+					}
+					if p, ok := last[e.thread]; ok && table == 1 && e.id <= p {
+						r.Fail("events_waits_history (api %v): thread %d's EVENT_ID %d after %d: a history is oldest first",
+							api, e.thread, e.id, p)
+					}
+					last[e.thread] = e.id
 				}
 				reads.Add(1)
 			}
@@ -700,7 +716,7 @@ func TestSharedThreadRowsNotTornConcurrentSafe(t *testing.T) {
 		w.f = s.FileInstance(s.MustRegister(w.class), w.path, "hardening_test.go:3")
 		byClass[w.class] = w
 	}
-	r := hxStart(t, hxBudget(time.Second))
+	r := hxStart(t, hxBudget(2*time.Second))
 	t.Cleanup(th.End) // r.Wait below joins the writers before cleanups run
 	// Three goroutines per writer, and more Ps than this machine may have
 	// CPUs, so that two of them often run at once even on a loaded machine.

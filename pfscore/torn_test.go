@@ -46,7 +46,7 @@ func TestWaitRowsNotTornConcurrentSafe(t *testing.T) {
 
 func hxTornRows(t *testing.T, recycle bool) {
 	// A short history_long, so that readers read often.
-	s := hxNew(t, append(hxWaitConsumers(), pfscore.WithWaitsHistoryLongSize(512))...)
+	s := hxNew(t, append(hxWaitConsumers(), pfscore.WithWaitsHistoryLongSize(512), pfscore.WithWaitsHistorySize(hxHistorySize))...)
 	tc := s.MustRegister("thread/hx/torn")
 	var writers []*hxTornWriter
 	// Files: three per writer, read, written, sought, synced, flushed.
@@ -190,6 +190,7 @@ func hxTornRows(t *testing.T, recycle bool) {
 // hxCheckTornRows checks one read of a wait events table.
 func hxCheckTornRows(r *hxRun, table string, api bool, rows []hxEvent, lookup func(uint64) *hxTornThread) {
 	last := map[uint64]uint64{} // THREAD_ID -> the last EVENT_ID in this read
+	rows1 := map[uint64]int{}   // THREAD_ID -> its rows in this read
 	seen := map[[2]uint64]bool{}
 	for _, e := range rows {
 		fail := func(msg string, args ...any) {
@@ -257,5 +258,8 @@ func hxCheckTornRows(r *hxRun, table string, api bool, rows []hxEvent, lookup fu
 			}
 		}
 		last[e.thread] = e.id
+		if rows1[e.thread]++; table == "events_waits_history" && rows1[e.thread] == hxHistorySize+1 {
+			fail("more than %d rows for the thread", hxHistorySize)
+		}
 	}
 }
