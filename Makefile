@@ -13,7 +13,7 @@ BENCH      ?= .
 BENCHCOUNT ?= 10
 BENCHTIME  ?= 1s
 
-.PHONY: all demo test unit race portable arm64 nested benchsmoke bench e2e lint fmt
+.PHONY: all demo test unit race portable arm64 nested benchsmoke bench e2e lint fmt mutation
 
 all: test
 
@@ -74,3 +74,7 @@ lint:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+## mutation: plant known bugs in the engine one at a time and check the tests catch each (minutes; not part of test)
+mutation:
+	$(GO) run ./internal/mutate $(MUTATION_FLAGS)

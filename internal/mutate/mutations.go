@@ -1,0 +1,234 @@
+package main
+
+// A mutation is a deliberate small bug: edits that turn correct engine code
+// into code that still compiles but breaks one property the engine promises.
+type mutation struct {
+	area  string   // the package it breaks, for the progress line
+	name  string   // a short stable id (matched by -run, shown by -list)
+	desc  string   // what the bug is, in a few words
+	edits []edit   // applied in order, each exactly once
+	pkgs  []string // go test patterns, relative to the module root
+	race  bool     // also run under -race if the plain run does not kill it
+}
+
+// An edit replaces old, which must occur exactly once in file, with new.
+type edit struct {
+	file     string // slash path relative to the module root
+	old, new string
+}
+
+var (
+	pfscorePkgs = []string{"./pfscore/", "./instrument/"}
+	ringsPkgs   = []string{"./rings/", "./pfscore/"}
+)
+
+// The block of actorsDisconnect that rolls the thread up into its rows.
+const disconnectRollUp = "\ttargets := rows[:1]\n\tif t.acct == nil {\n\t\ttargets = rows[1:]\n\t}\n" +
+	"\tfor _, r := range targets {\n\t\tif r != nil {\n\t\t\tr.addWaits(tag, loaded)\n\t\t}\n\t}\n"
+
+// The two loops of truncateSummary: baselines, then epochs.
+const (
+	truncRebase = "\tfor n, groups := range rebase {\n\t\tsummaries[n].rebase(s, groups)\n\t}\n"
+	truncEpochs = "\tfor g := range numTruncGroups {\n\t\tif def.groups&(1<<g) != 0 {\n\t\t\ts.advanceEpoch(g)\n\t\t}\n\t}\n"
+)
+
+var mutations = []mutation{
+	// Engine storage: seqlocked current rows, containers, rings.
+	{
+		area: "pfscore", name: "copyto-no-recheck", race: true, pkgs: pfscorePkgs,
+		desc: "waitSlot.copyTo accepts its copy without re-reading the sequence",
+		edits: []edit{{"pfscore/table_events_waits.go",
+			"if w.seq.Load() == v {",
+			"if true {"}},
+	},
+	{
+		area: "pfscore", name: "copyto-odd-seq", race: true, pkgs: pfscorePkgs,
+		desc: "waitSlot.copyTo accepts an odd sequence (no v&1 retry)",
+		edits: []edit{{"pfscore/table_events_waits.go",
+			"\t\tif v&1 != 0 {\n\t\t\tcontinue\n\t\t}\n",
+			""}},
+	},
+	{
+		area: "pfscore", name: "endwait-bracket-early", race: true, pkgs: pfscorePkgs,
+		desc: "endWaitEvent closes the seqlock bracket before writing END_EVENT_ID/TIMER_END/bytes",
+		edits: []edit{
+			{"pfscore/events_waits.go",
+				"slot.seq.BeginWrite()\n\tc[wEndEventID].Set(t.eventID)",
+				"slot.seq.BeginWrite()\n\tslot.seq.EndWrite()\n\tc[wEndEventID].Set(t.eventID)"},
+			{"pfscore/events_waits.go",
+				"\tslot.seq.EndWrite()\n\tt.depth = int(w.level)",
+				"\tt.depth = int(w.level)"},
+		},
+	},
+	{
+		area: "pfscore", name: "reclaim-no-rescan", race: true, pkgs: pfscorePkgs,
+		desc: "Reclaim unpublishes a page without step 3's re-scan of its records",
+		edits: []edit{{"pfscore/container_reclaim.go",
+			"// Step 3.\n\t\tif !p.allFree() {",
+			"// Step 3.\n\t\tif false {"}},
+	},
+	{
+		area: "pfscore", name: "reclaim-store-not-cas", race: true, pkgs: pfscorePkgs,
+		desc: "Reclaim's step 2 sets retiring with a plain store, not a CAS",
+		edits: []edit{{"pfscore/container_reclaim.go",
+			"if !p.state.CompareAndSwap(w, w|pageRetiring) {",
+			"if p.state.Store(w | pageRetiring); false {"}},
+	},
+	{
+		area: "pfscore", name: "page-full-unconditional", race: true, pkgs: pfscorePkgs,
+		desc: "page.allocate sets the full flag unconditionally (MySQL's page skip)",
+		edits: []edit{{"pfscore/container_page.go",
+			"p.state.CompareAndSwap(w, w|pageFull)",
+			"p.state.Or(pageFull)"}},
+	},
+	{
+		area: "pfscore", name: "alloc-no-retry-new-pages", race: true, pkgs: pfscorePkgs,
+		desc: "allocateSlow does not retry pages created during the walk",
+		edits: []edit{{"pfscore/container.go",
+			"} else if c.gen.Load() != gen {",
+			"} else if false && c.gen.Load() != gen {"}},
+	},
+	{
+		area: "rings", name: "perthread-no-base-filter", race: true, pkgs: ringsPkgs,
+		desc: "PerThread.AppendRows drops the post-scan base filter (a Reset during the scan goes unseen)",
+		edits: []edit{{"rings/perthread.go",
+			"return r.tb.appendRows(dst, &r.base, r.head.Load)",
+			"var b atomic.Uint64\n\tb.Store(r.base.Load())\n\treturn r.tb.appendRows(dst, &b, r.head.Load)"}},
+	},
+	{
+		area: "rings", name: "global-no-base-filter", race: true, pkgs: ringsPkgs,
+		desc: "Global.AppendRows drops the post-scan base filter (a Reset during the scan goes unseen)",
+		edits: []edit{{"rings/global.go",
+			"return g.tb.appendRows(dst, &g.base, g.head)",
+			"var b atomic.Uint64\n\tb.Store(g.base.Load())\n\treturn g.tb.appendRows(dst, &b, g.head)"}},
+	},
+	{
+		area: "rings", name: "no-head-filter", race: true, pkgs: ringsPkgs,
+		desc: "appendRows drops the post-scan head filter (shared by both rings)",
+		edits: []edit{{"rings/slot.go",
+			"\tk = keep(out, keys[:k], w, func(key uint64) bool { return key < hi })\n",
+			"\t_ = hi\n"}},
+	},
+
+	// The layer above: threads, summaries, TRUNCATE.
+	{
+		area: "pfscore", name: "instancestats-no-instmu", race: true, pkgs: pfscorePkgs,
+		desc: "instanceStats reads without instMu",
+		edits: []edit{{"pfscore/table_summary.go",
+			"\ts.instMu.Lock()\n\tdefer s.instMu.Unlock()\n\tout := make([]StatRow, len(classes))",
+			"\tout := make([]StatRow, len(classes))"}},
+	},
+	{
+		area: "pfscore", name: "endedandlive-no-endmu", race: true, pkgs: pfscorePkgs,
+		desc: "endedAndLive reads ended totals and live threads without endMu",
+		edits: []edit{{"pfscore/table_summary.go",
+			"\ts.endMu.Lock()\n\tdefer s.endMu.Unlock()\n\treturn loadShared(",
+			"\treturn loadShared("}},
+	},
+	{
+		area: "pfscore", name: "end-split-endmu", race: true, pkgs: pfscorePkgs,
+		desc: "End unlocks endMu between the roll-up and clearing threadObjs",
+		edits: []edit{{"pfscore/thread.go",
+			"s.rollUpEndedLocked(stats)\n\ts.threadObjs[t.rec.Index()].Store(nil)",
+			"s.rollUpEndedLocked(stats)\n\ts.endMu.Unlock()\n\ts.endMu.Lock()\n\ts.threadObjs[t.rec.Index()].Store(nil)"}},
+	},
+	{
+		area: "pfscore", name: "end-free-before-unlist", race: true, pkgs: pfscorePkgs,
+		desc: "End frees the thread's record before the endMu section unlists it",
+		edits: []edit{
+			{"pfscore/thread.go",
+				"\ts.endMu.Lock()\n\ts.rollUpEndedLocked(stats)",
+				"\ts.threads.Free(t.rec)\n\ts.endMu.Lock()\n\ts.rollUpEndedLocked(stats)"},
+			{"pfscore/thread.go",
+				"\ts.endMu.Unlock()\n\ts.threads.Free(t.rec)\n",
+				"\ts.endMu.Unlock()\n"},
+		},
+	},
+	{
+		area: "pfscore", name: "growstats-no-copy", pkgs: pfscorePkgs,
+		desc: "growStats drops the earlier statistics (skips its copy loop)",
+		edits: []edit{{"pfscore/thread.go",
+			"for j := range old { // the only writer: a plain copy is exact",
+			"for j := range old[:0] { // the only writer: a plain copy is exact"}},
+	},
+	{
+		area: "pfscore", name: "livethreads-skip-ended", race: true, pkgs: pfscorePkgs,
+		desc: "liveThreads also skips threads whose Thread.ended is set",
+		edits: []edit{{"pfscore/table_threads.go",
+			"if t := s.threadObjs[i].Load(); t != nil {",
+			"if t := s.threadObjs[i].Load(); t != nil && !t.ended.Load() {"}},
+	},
+	{
+		area: "pfscore", name: "takecore-ignore-readers", race: true, pkgs: pfscorePkgs,
+		desc: "takeCore recycles storage while readers are active",
+		edits: []edit{{"pfscore/thread.go",
+			"if s.readers.Load() == 0 {",
+			"if true {"}},
+	},
+	{
+		area: "pfscore", name: "enter-no-cas", race: true, pkgs: pfscorePkgs,
+		desc: "Thread.enter checks the guard with a load instead of a CAS (no busy bit)",
+		edits: []edit{{"pfscore/thread.go",
+			"if t.guard.CompareAndSwap(t.id<<2, t.id<<2|guardBusy) {",
+			"if t.guard.Load() == t.id<<2 {"}},
+	},
+	{
+		area: "pfscore", name: "disconnect-add-after-unlock", race: true, pkgs: pfscorePkgs,
+		desc: "actorsDisconnect rolls the thread up into its rows after unlocking them",
+		edits: []edit{
+			{"pfscore/accounts.go", disconnectRollUp, ""},
+			{"pfscore/accounts.go",
+				"\t\t\trows[i].mu.Unlock()\n\t\t}\n\t}\n}\n",
+				"\t\t\trows[i].mu.Unlock()\n\t\t}\n\t}\n" + disconnectRollUp + "}\n"},
+		},
+	},
+	{
+		area: "pfscore", name: "global-rereads-classes", race: true, pkgs: pfscorePkgs,
+		desc: "the global summary loops over a second load of the class list (defect A)",
+		edits: []edit{{"pfscore/table_summary.go",
+			"\t\t\tfor _, c := range classes {\n\t\t\t\tif !c.kind.IsWait() {",
+			"\t\t\tfor _, c := range s.Classes() {\n\t\t\t\tif !c.kind.IsWait() {"}},
+	},
+	{
+		area: "pfscore", name: "aggregate-ignores-epoch", pkgs: pfscorePkgs,
+		desc: "ownedStat.aggregate compares MIN/MAX values only, not their epoch tags",
+		edits: []edit{
+			{"pfscore/stat.go",
+				"if m := s.min.Load(); m&^extMask != tag || v < m&extMask {",
+				"if m := s.min.Load(); m == 0 || v < m&extMask {"},
+			{"pfscore/stat.go",
+				"if m := s.max.Load(); m&^extMask != tag || v > m&extMask {",
+				"if m := s.max.Load(); m == 0 || v > m&extMask {"},
+		},
+	},
+	{
+		area: "pfscore", name: "endwait-no-eventid-check", race: true, pkgs: pfscorePkgs,
+		desc: "endWaitEvent closes the row without checking its EVENT_ID is the event's",
+		edits: []edit{{"pfscore/events_waits.go",
+			"if c[wEventID].Load() != w.id {",
+			"if false && c[wEventID].Load() != w.id {"}},
+	},
+	{
+		// Moving the threadObjs store alone changes next to nothing:
+		// liveThreads visits only ALLOCATED records, and the record becomes
+		// ALLOCATED last. So the thread is published as a whole (threadObjs
+		// and DirtyToAllocated) before its guard, mask and actor rows.
+		area: "pfscore", name: "newthread-publish-early", race: true, pkgs: pfscorePkgs,
+		desc: "NewThread publishes the thread (threadObjs, ALLOCATED) before setting its guard",
+		edits: []edit{
+			{"pfscore/thread.go",
+				"\tc.guard.Store(t.id << 2) // the storage is t's from here on\n",
+				"\ts.threadObjs[rec.Index()].Store(t)\n\trec.lock.DirtyToAllocated(d)\n\tc.guard.Store(t.id << 2) // the storage is t's from here on\n"},
+			{"pfscore/thread.go",
+				"\ts.actorsConnect(t)\n\n\ts.threadObjs[rec.Index()].Store(t)\n\trec.lock.DirtyToAllocated(d)\n\treturn t",
+				"\ts.actorsConnect(t)\n\treturn t"},
+		},
+	},
+	{
+		area: "pfscore", name: "truncate-epochs-first", race: true, pkgs: pfscorePkgs,
+		desc: "truncateSummary advances the epochs before taking baselines",
+		edits: []edit{{"pfscore/table_summary.go",
+			truncRebase + truncEpochs,
+			truncEpochs + truncRebase}},
+	},
+}
