@@ -50,7 +50,7 @@ type runResult struct {
 }
 
 // maxOut bounds the output lines kept per test, for -v.
-const maxOut = 40
+const maxOut = 12
 
 // testRun is one go test command.
 type testRun struct {

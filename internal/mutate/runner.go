@@ -201,7 +201,7 @@ func (r *runner) mutant(m mutation, changed map[string][]byte) outcome {
 		}
 		if r.verbose {
 			if len(v.ignored) > 0 {
-				fmt.Printf("    ignored: %d tests that fail without the mutation too\n", len(v.ignored))
+				fmt.Printf("    ignored: failures of %d test(s) that fail without the mutation too\n", len(v.ignored))
 			}
 			for _, d := range v.details {
 				fmt.Println("    | " + d)
