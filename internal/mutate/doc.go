@@ -54,9 +54,13 @@
 //     directory's path out of the cache keys, so only the mutated package and
 //     those above it are rebuilt.
 //
-// A test that fails now and then without any mutation can still kill a
-// mutant it has nothing to do with: read the test names, and rerun a
-// surprising kill with -run.
+//   - A kill is checked: the tests that killed the mutant run again, three
+//     times, without it. Those that fail there are flaky: they are ignored
+//     from then on (listed at the end), and the mutant judged without them.
+//
+// The stress tests run under -short budgets, so a kill can be a matter of
+// luck: a mutation killed in one run may survive the next. Read the test
+// names, and rerun a surprising verdict with -run.
 //
 // # Adding a mutation
 //
