@@ -53,7 +53,6 @@
 //     core). GOCACHE is the user's: -trimpath keeps the temporary
 //     directory's path out of the cache keys, so only the mutated package and
 //     those above it are rebuilt.
-//
 //   - A kill is checked: the tests that killed the mutant run again, three
 //     times, without it. Those that fail there are flaky: they are ignored
 //     from then on (listed at the end), and the mutant judged without them.
