@@ -159,20 +159,20 @@ func (s *Schema) actorsDisconnect(t *Thread, stats []ownedStat) {
 	if rows == [3]*actorRow{} {
 		return
 	}
-	tag := s.extTags[truncThreads].Load()
-	loaded := loadStats(stats, len(stats), tag)
 	for _, r := range rows {
 		if r != nil {
 			r.mu.Lock()
 		}
 	}
+	e := s.epochOf(truncThreads)
+	loaded := loadStats(stats, len(stats), e.tag)
 	targets := rows[:1]
 	if t.acct == nil {
 		targets = rows[1:]
 	}
 	for _, r := range targets {
 		if r != nil {
-			r.addWaits(tag, loaded)
+			r.addWaits(e, loaded)
 		}
 	}
 	for i, r := range rows {
@@ -205,10 +205,10 @@ func (r *actorRow) removeLive(t *Thread, which int) {
 
 // addWaits adds statistics by class to the row's stored ones. The writers'
 // locks are held (see above).
-func (r *actorRow) addWaits(tag uint64, st []StatRow) {
-	w := growShared(&r.waits, len(st), tag)
+func (r *actorRow) addWaits(e epoch, st []StatRow) {
+	w := growShared(&r.waits, len(st))
 	for i := range st {
-		w[i].addRow(tag, st[i])
+		w[i].addRow(e, st[i])
 	}
 }
 
@@ -216,11 +216,11 @@ func (r *actorRow) addWaits(tag uint64, st []StatRow) {
 // totals, which the global summary adds for the event names that have no
 // instances (idle). s.endMu is held.
 func (s *Schema) rollUpEndedLocked(stats []ownedStat) {
-	tag := s.extTags[truncThreads].Load()
-	g := growShared(&s.threadsEnded, len(stats), tag)
+	e := s.epochOf(truncThreads)
+	g := growShared(&s.threadsEnded, len(stats))
 	for i := range stats {
-		if st := stats[i].load(tag); st.Count != 0 {
-			g[i].addRow(tag, st)
+		if st := stats[i].load(e.tag); st.Count != 0 {
+			g[i].addRow(e, st)
 		}
 	}
 }
@@ -228,7 +228,7 @@ func (s *Schema) rollUpEndedLocked(stats []ownedStat) {
 // growShared returns the statistics p points to, replaced by a copy n long
 // if they are shorter. The caller serializes writers; readers load p and
 // read whichever table they got.
-func growShared(p *atomic.Pointer[[]sharedStat], n int, tag uint64) []sharedStat {
+func growShared(p *atomic.Pointer[[]sharedStat], n int) []sharedStat {
 	old := *p.Load()
 	if len(old) >= n {
 		return old
@@ -320,7 +320,7 @@ func (s *Schema) hideIdleActors(m map[accountKey]*actorRow) {
 func (s *Schema) truncateActors(m map[accountKey]*actorRow) {
 	s.actorsMu.Lock()
 	defer s.actorsMu.Unlock()
-	tag := s.extTags[truncThreads].Load()
+	e := s.epochOf(truncThreads)
 	for k, r := range m {
 		var up [2]*actorRow
 		if r.user != "" && r.host != "" { // an account
@@ -337,10 +337,10 @@ func (s *Schema) truncateActors(m map[accountKey]*actorRow) {
 		} else {
 			// An account's statistics stay in by_user and by_host: they
 			// move into the rows that showed them through r.
-			st := loadShared(*r.waits.Load(), len(*r.waits.Load()), tag)
+			st := loadShared(*r.waits.Load(), len(*r.waits.Load()), e.tag)
 			for _, u := range up {
 				if u != nil {
-					u.addWaits(tag, st)
+					u.addWaits(e, st)
 					u.accounts = slices.DeleteFunc(u.accounts, func(a *actorRow) bool { return a == r })
 				}
 			}

@@ -272,14 +272,14 @@ func (w *WaitState) EndWait(bytes int64) {
 		wait = end - w.start
 	}
 	if w.own != nil || w.io != nil || w.shared != nil {
-		tag := w.s.extTags[w.grp].Load()
+		e := w.s.epochOf(w.grp)
 		switch {
 		case w.own != nil:
-			w.own.aggregate(tag, timed, wait)
+			w.own.aggregate(e, timed, wait)
 		case w.io != nil:
-			w.io.aggregate(tag, w.op, timed, wait, bytes)
+			w.io.aggregate(e, w.op, timed, wait, bytes)
 		default:
-			w.shared.aggregate(tag, timed, wait)
+			w.shared.aggregate(e, timed, wait)
 		}
 	}
 	if t := w.t; t != nil {
@@ -293,7 +293,7 @@ func (t *Thread) endWait(w *WaitState, timed bool, wait, end uint64, bytes int64
 	if !t.enter() {
 		return
 	}
-	t.stat(w.class).aggregate(t.s.extTags[truncThreads].Load(), timed, wait)
+	t.stat(w.class).aggregate(t.s.epochOf(truncThreads), timed, wait)
 	if w.flags&wsEvent != 0 {
 		t.endWaitEvent(w, end, bytes)
 	}
@@ -318,8 +318,16 @@ func (t *Thread) endWaitEvent(w *WaitState, end uint64, bytes int64) {
 		c[wMisc].Set(c[wMisc].Load() | miscHasBytes)
 	}
 	slot.seq.EndWrite()
-	t.depth = int(w.level)
-	t.depthCell.Set(uint64(w.level))
+	if d := int(w.level); d == t.depth-1 {
+		// The innermost wait ended: pop it, and any below it that ended
+		// out of order (only a Thread misused by two goroutines ends an
+		// outer wait before an inner one).
+		for d > 0 && t.waits[d-1].cells[wEndEventID].Load() != 0 {
+			d--
+		}
+		t.depth = d
+		t.depthCell.Set(uint64(d))
+	}
 	if w.flags&(wsHistory|wsHistoryLong) != 0 {
 		// One copy on the stack, then whole-row appends: rings.Append is
 		// about twice as fast as filling a slot word by word.
@@ -337,7 +345,7 @@ func (t *Thread) endWaitEvent(w *WaitState, end uint64, bytes int64) {
 }
 
 // aggregate counts an I/O wait in READ, WRITE or MISC.
-func (io *ioInstance) aggregate(tag uint64, op Operation, timed bool, wait uint64, bytes int64) {
+func (io *ioInstance) aggregate(tag epoch, op Operation, timed bool, wait uint64, bytes int64) {
 	switch op.ioKind() {
 	case ioRead:
 		io.read.aggregate(tag, timed, wait)

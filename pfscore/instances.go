@@ -129,10 +129,10 @@ func (m *SyncInstance) Destroy() {
 	}
 	s := m.s
 	s.instMu.Lock()
-	tag := s.extTags[truncSync].Load()
-	st := m.rec.value.stat.load(tag)
-	st.add(m.rec.value.shared.load(tag))
-	s.destroyedWaits(m.class.index).addRow(tag, st)
+	e := s.epochOf(truncSync)
+	st := m.rec.value.stat.load(e.tag)
+	st.add(m.rec.value.shared.load(e.tag))
+	s.destroyedWaits(m.class.index).addRow(e, st)
 	s.syncContainer(m.class.kind).Free(m.rec)
 	s.instMu.Unlock()
 	s.maybeReclaim()
@@ -330,12 +330,12 @@ func (f *IOInstance) destroy(c *Container[ioInstance]) {
 	}
 	v := &f.rec.value
 	f.s.instMu.Lock()
-	tag := f.s.extTags[f.grp].Load()
-	st := v.read.load(tag)
-	st.add(v.write.load(tag))
-	st.add(v.misc.load(tag))
-	f.s.destroyedWaits(f.class.index).addRow(tag, st)
-	f.s.destroyedIO(f.class.index).add(tag, v)
+	e := f.s.epochOf(f.grp)
+	st := v.read.load(e.tag)
+	st.add(v.write.load(e.tag))
+	st.add(v.misc.load(e.tag))
+	f.s.destroyedWaits(f.class.index).addRow(e, st)
+	f.s.destroyedIO(f.class.index).add(e, v)
 	c.Free(f.rec)
 	f.s.instMu.Unlock()
 	f.s.maybeReclaim()

@@ -108,19 +108,42 @@ type ownedStat struct {
 	max   owned.Uint64 // epoch tag | MAX
 }
 
-// aggregate counts one event; timed events add their wait. tag is the
-// current epoch tag of the record's group (see above).
-func (s *ownedStat) aggregate(tag uint64, timed bool, wait uint64) {
+// An epoch is the epoch tag a writer loaded for a record's group, and where
+// it loaded it from. A writer replaces an extreme of another epoch only if
+// its own is still current (stale reports whether it is not): a writer that
+// loaded its tag before a TRUNCATE and writes after it must not put the old
+// epoch back over the new one's extremes.
+type epoch struct {
+	cur *atomic.Uint64
+	tag uint64
+}
+
+// epochOf returns the current epoch of truncation group g.
+func (s *Schema) epochOf(g uint8) epoch {
+	cur := &s.extTags[g]
+	return epoch{cur, cur.Load()}
+}
+
+// stale reports whether a TRUNCATE advanced the epoch since e was loaded.
+func (e epoch) stale() bool { return e.cur.Load() != e.tag }
+
+// aggregate counts one event; timed events add their wait to the extremes
+// of epoch e (see above).
+func (s *ownedStat) aggregate(e epoch, timed bool, wait uint64) {
 	s.count.Add(1)
 	if !timed {
 		return
 	}
 	s.sum.Add(wait)
-	v := min(wait, extMask)
-	if m := s.min.Load(); m&^extMask != tag || v < m&extMask {
+	v, tag := min(wait, extMask), e.tag
+	mn, mx := s.min.Load(), s.max.Load()
+	if (mn&^extMask != tag || mx&^extMask != tag) && e.stale() {
+		return // the extremes of a newer epoch, or to be replaced by it
+	}
+	if mn&^extMask != tag || v < mn&extMask {
 		s.min.Set(tag | v)
 	}
-	if m := s.max.Load(); m&^extMask != tag || v > m&extMask {
+	if mx&^extMask != tag || v > mx&extMask {
 		s.max.Set(tag | v)
 	}
 }
@@ -164,39 +187,47 @@ type sharedStat struct {
 	max   atomic.Uint64 // epoch tag | MAX
 }
 
-func (s *sharedStat) aggregate(tag uint64, timed bool, wait uint64) {
+func (s *sharedStat) aggregate(e epoch, timed bool, wait uint64) {
 	s.count.Add(1)
 	if !timed {
 		return
 	}
 	s.sum.Add(wait)
-	s.extremes(tag, wait, wait)
+	s.extremes(e, wait, wait)
 }
 
-// extremes merges lo and hi into MIN and MAX of epoch tag.
-func (s *sharedStat) extremes(tag, lo, hi uint64) {
+// extremes merges lo and hi into MIN and MAX of epoch e. A word of another
+// epoch is replaced only while e is current (see epoch).
+func (s *sharedStat) extremes(e epoch, lo, hi uint64) {
+	tag := e.tag
 	lo, hi = min(lo, extMask), min(hi, extMask)
 	for m := s.min.Load(); m&^extMask != tag || lo < m&extMask; m = s.min.Load() {
+		if m&^extMask != tag && e.stale() {
+			return
+		}
 		if s.min.CompareAndSwap(m, tag|lo) {
 			break
 		}
 	}
 	for m := s.max.Load(); m&^extMask != tag || hi > m&extMask; m = s.max.Load() {
+		if m&^extMask != tag && e.stale() {
+			return
+		}
 		if s.max.CompareAndSwap(m, tag|hi) {
 			break
 		}
 	}
 }
 
-// addRow adds a whole row (a roll-up) whose extremes are of epoch tag.
-func (s *sharedStat) addRow(tag uint64, r StatRow) {
+// addRow adds a whole row (a roll-up) whose extremes are of epoch e.
+func (s *sharedStat) addRow(e epoch, r StatRow) {
 	if r.Count == 0 {
 		return
 	}
 	s.count.Add(r.Count)
 	s.sum.Add(r.Sum)
 	if r.ext {
-		s.extremes(tag, r.Min, r.Max)
+		s.extremes(e, r.Min, r.Max)
 	}
 }
 
@@ -262,11 +293,11 @@ type ioSummary struct {
 	readBytes, writeBytes atomic.Uint64
 }
 
-func (d *ioSummary) add(tag uint64, v *ioInstance) {
-	st := v.load(tag)
-	d.read.addRow(tag, st.Read)
-	d.write.addRow(tag, st.Write)
-	d.misc.addRow(tag, st.Misc)
+func (d *ioSummary) add(e epoch, v *ioInstance) {
+	st := v.load(e.tag)
+	d.read.addRow(e, st.Read)
+	d.write.addRow(e, st.Write)
+	d.misc.addRow(e, st.Misc)
 	d.readBytes.Add(st.ReadBytes)
 	d.writeBytes.Add(st.WriteBytes)
 }

@@ -24,7 +24,7 @@ var (
 
 // The block of actorsDisconnect that rolls the thread up into its rows.
 const disconnectRollUp = "\ttargets := rows[:1]\n\tif t.acct == nil {\n\t\ttargets = rows[1:]\n\t}\n" +
-	"\tfor _, r := range targets {\n\t\tif r != nil {\n\t\t\tr.addWaits(tag, loaded)\n\t\t}\n\t}\n"
+	"\tfor _, r := range targets {\n\t\tif r != nil {\n\t\t\tr.addWaits(e, loaded)\n\t\t}\n\t}\n"
 
 // The two loops of truncateSummary: baselines, then epochs.
 const (
@@ -56,8 +56,8 @@ var mutations = []mutation{
 				"slot.seq.BeginWrite()\n\tc[wEndEventID].Set(t.eventID)",
 				"slot.seq.BeginWrite()\n\tslot.seq.EndWrite()\n\tc[wEndEventID].Set(t.eventID)"},
 			{"pfscore/events_waits.go",
-				"\tslot.seq.EndWrite()\n\tt.depth = int(w.level)",
-				"\tt.depth = int(w.level)"},
+				"\tslot.seq.EndWrite()\n\tif d := int(w.level); d == t.depth-1 {",
+				"\tif d := int(w.level); d == t.depth-1 {"},
 		},
 	},
 	{
@@ -102,13 +102,10 @@ var mutations = []mutation{
 			"return g.tb.appendRows(dst, &g.base, g.head)",
 			"var b atomic.Uint64\n\tb.Store(g.base.Load())\n\treturn g.tb.appendRows(dst, &b, g.head)"}},
 	},
-	{
-		area: "rings", name: "no-head-filter", race: true, pkgs: ringsPkgs,
-		desc: "appendRows drops the post-scan head filter (shared by both rings)",
-		edits: []edit{{"rings/slot.go",
-			"\tk = keep(out, keys[:k], w, func(key uint64) bool { return key < hi })\n",
-			"\t_ = hi\n"}},
-	},
+	// Not planted: dropping appendRows' post-scan head filter. Every row a
+	// scan copies was committed after the head it read was published, so
+	// short of ticket wraparound the filter drops nothing (an equivalent
+	// mutant).
 
 	// The layer above: threads, summaries, TRUNCATE.
 	{
@@ -194,20 +191,17 @@ var mutations = []mutation{
 		desc: "ownedStat.aggregate compares MIN/MAX values only, not their epoch tags",
 		edits: []edit{
 			{"pfscore/stat.go",
-				"if m := s.min.Load(); m&^extMask != tag || v < m&extMask {",
-				"if m := s.min.Load(); m == 0 || v < m&extMask {"},
+				"if mn&^extMask != tag || v < mn&extMask {",
+				"if mn == 0 || v < mn&extMask {"},
 			{"pfscore/stat.go",
-				"if m := s.max.Load(); m&^extMask != tag || v > m&extMask {",
-				"if m := s.max.Load(); m == 0 || v > m&extMask {"},
+				"if mx&^extMask != tag || v > mx&extMask {",
+				"if mx == 0 || v > mx&extMask {"},
 		},
 	},
-	{
-		area: "pfscore", name: "endwait-no-eventid-check", race: true, pkgs: pfscorePkgs,
-		desc: "endWaitEvent closes the row without checking its EVENT_ID is the event's",
-		edits: []edit{{"pfscore/events_waits.go",
-			"if c[wEventID].Load() != w.id {",
-			"if false && c[wEventID].Load() != w.id {"}},
-	},
+	// Not planted: endWaitEvent's EVENT_ID check. Write sections are
+	// exclusive and a level's depth drops only past ended waits, so no
+	// level is reused while its event is open: the check is defensive
+	// code no test can reach (an equivalent mutant).
 	{
 		// Moving the threadObjs store alone changes next to nothing:
 		// liveThreads visits only ALLOCATED records, and the record becomes
