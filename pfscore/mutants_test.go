@@ -109,3 +109,59 @@ func TestThreadsShownOnlyWhenReadyConcurrentSafe(t *testing.T) {
 	}
 	t.Logf("%d reads", reads)
 }
+
+// TestActorSummariesMonotoneWhileThreadsEndConcurrentSafe: a thread that
+// ends during a read of by_account, by_user or by_host counts once, live or
+// rolled up (End rolls up and leaves the live lists under the rows' locks).
+// The threads do their waits first and only end during the reads, so the
+// totals do not change: any decrease is a thread counted nowhere.
+func TestActorSummariesMonotoneWhileThreadsEndConcurrentSafe(t *testing.T) {
+	f := newFixture(t)
+	opts := []ThreadOptions{{User: "u", Host: "h"}, {User: "u"}, {Host: "h"}}
+	tables := []struct {
+		name  string
+		where map[string]Value
+	}{
+		{"events_waits_summary_by_account_by_event_name", map[string]Value{"USER": "u", "HOST": "h", "EVENT_NAME": f.mutex.Name()}},
+		{"events_waits_summary_by_user_by_event_name", map[string]Value{"USER": "u", "EVENT_NAME": f.mutex.Name()}},
+		{"events_waits_summary_by_host_by_event_name", map[string]Value{"HOST": "h", "EVENT_NAME": f.mutex.Name()}},
+	}
+	reads, rounds := 0, 0
+	for deadline := time.Now().Add(mutantsBudget()); time.Now().Before(deadline); rounds++ {
+		const n = 60
+		ending := make(chan *Thread, n)
+		for i := range n {
+			th := f.s.NewThread(f.thread, opts[i%len(opts)])
+			for range 50 {
+				waitOnce(f.m, th)
+			}
+			ending <- th
+		}
+		close(ending)
+		want := make([]uint64, len(tables))
+		for i, tc := range tables {
+			want[i] = count(t, f.s, tc.name, tc.where)
+		}
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for th := range ending {
+					th.End()
+					time.Sleep(time.Microsecond) // leave the reader time between ends
+				}
+			}()
+		}
+		for ; len(ending) > 0; reads++ {
+			for i, tc := range tables {
+				if got := count(t, f.s, tc.name, tc.where); got != want[i] {
+					wg.Wait()
+					t.Fatalf("%s COUNT_STAR %d while threads end, want %d throughout", tc.name, got, want[i])
+				}
+			}
+		}
+		wg.Wait()
+	}
+	t.Logf("%d reads in %d rounds", reads, rounds)
+}

@@ -139,9 +139,12 @@
 // no slot and no cell: it is safe against concurrent readers, writers and
 // Resets, costs O(1), and never takes a slot away from its owner. A reader
 // that started before Reset may return rows Reset cut (it is ordered before
-// the Reset). Every append whose ticket was taken before Reset loaded the
-// head is cut, including one in progress: a PerThread publishes a ticket at
-// Begin, a Global at its counter increment. MySQL's TRUNCATE writes every
+// the Reset), but never together with rows appended after Reset returned: a
+// read that copied such a row loads base again after its scan, sees the
+// Reset, and drops the rows it cut (TestReadNeverMixesResetConcurrentSafe).
+// Every append whose ticket was taken before Reset loaded the head is cut,
+// including one in progress: a PerThread publishes a ticket at Begin, a
+// Global at its counter increment. MySQL's TRUNCATE writes every
 // slot and resets the index instead, racing the writers that own them.
 //
 // # Accepted races and limits
