@@ -24,6 +24,11 @@ import (
 // Nothing on this path allocates, locks, or writes a word another core
 // writes, except the instance's own statistics (a mutex's are written by its
 // holder alone; a file's and a socket's, shared by design, with atomic adds).
+// With a thread, the thread's part of BeginWait and of EndWait are each a
+// write section of its storage (Thread.enter): one compare-and-swap on the
+// thread's own guard word, uncontended unless the Thread is misused, and a
+// plain store. They cost about 10 ns each on a 2.8 GHz Xeon; they are what
+// keeps a stale or shared Thread from tearing rows.
 // The flags an event samples at its start decide its end: an event that
 // started enabled ends enabled, as WL#2360 requires.
 
