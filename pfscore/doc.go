@@ -56,13 +56,15 @@
 // thread's own guard word (see below).
 //
 // Threads are explicit (NewThread); one goroutine drives a thread at a time.
-// A thread's storage has a guard word naming its thread: each write is a
-// short section opened by a compare-and-swap on it, so two goroutines on one
-// Thread, or an event still in flight when another goroutine ended its
-// thread, never tear a row or write into storage recycled for another
-// thread; the per-thread part of such an event is dropped and counted
-// (Performance_schema_thread_events_lost). Storage of ended threads is
-// reused only while no reader is active.
+// A thread's storage has a guard word naming the thread it serves: each
+// write is a short section opened by a compare-and-swap on it, so two
+// goroutines on one Thread, or an event still in flight when another
+// goroutine ended its thread, never tear a row or write into storage
+// recycled for another thread; the per-thread part of such an event is
+// dropped and counted (Performance_schema_thread_events_lost). The same word
+// counts the sections, and readers of events_waits_current validate their
+// copy of a thread's stack of waits with it, as with a seqlock. Storage of
+// ended threads is reused only while no reader is active.
 //
 // Instances are records in containers per family, freed by Destroy (package
 // instrument does it when the instrumented object is garbage collected).

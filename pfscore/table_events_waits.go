@@ -119,17 +119,14 @@ func (s *Schema) EventsWaitsCurrent() []WaitEvent {
 	marks := s.curMarks
 	s.readMu.Unlock()
 	var out []WaitEvent
-	var buf [waitWidth]uint64
+	var stack [waitStackDepth][waitWidth]uint64
 	for _, t := range s.liveThreads() {
-		n := int(t.depthCell.Load())
-		if n == 0 {
-			n = 1
+		n, ok := t.copyWaits(&stack)
+		if !ok {
+			continue
 		}
-		for level := 0; level < n && level < waitStackDepth; level++ {
-			if !t.waits[level].copyTo(buf[:]) {
-				continue
-			}
-			e, ok := s.decodeWait(buf[:])
+		for level := range n {
+			e, ok := s.decodeWait(stack[level][:])
 			if !ok || e.EventID <= marks[e.ThreadID] {
 				continue
 			}
@@ -139,22 +136,29 @@ func (s *Schema) EventsWaitsCurrent() []WaitEvent {
 	return out
 }
 
-// copyTo copies the slot into dst with the seqlock protocol, retrying a few
-// times while the owner writes; it reports whether it got a stable copy.
-func (w *waitSlot) copyTo(dst []uint64) bool {
-	for range 4 {
-		v := w.seq.Load()
-		if v&1 != 0 {
+// copyWaits copies the thread's current-wait stack into dst with the
+// seqlock protocol on the guard word (see threadCore.guard): its waits in
+// progress, or its last wait if none is. It retries while the owner writes,
+// and reports false if it got no stable copy; n is the number of rows
+// copied, some of which may be empty (no event yet).
+func (c *threadCore) copyWaits(dst *[waitStackDepth][waitWidth]uint64) (n int, ok bool) {
+	for range 16 {
+		g := c.guard.Load()
+		if g&guardBusy != 0 {
 			continue
 		}
-		for i := range w.cells {
-			dst[i] = w.cells[i].Load()
+		n = min(max(int(c.depthCell.Load()), 1), waitStackDepth)
+		for level := range n {
+			cells := &c.waits[level].cells
+			for i := range cells {
+				dst[level][i] = cells[i].Load()
+			}
 		}
-		if w.seq.Load() == v {
-			return true
+		if c.guard.Load() == g {
+			return n, true
 		}
 	}
-	return false
+	return 0, false
 }
 
 // EventsWaitsHistory returns events_waits_history: each thread's last waits,
@@ -207,12 +211,13 @@ func init() {
 		truncate: func(s *Schema) {
 			// Hide every row shown now; each thread's next wait shows again.
 			marks := map[uint64]uint64{}
-			var buf [waitWidth]uint64
+			var stack [waitStackDepth][waitWidth]uint64
 			for _, t := range s.liveThreads() {
-				for level := range t.waits {
-					if t.waits[level].copyTo(buf[:]) {
-						id := buf[wThreadID]
-						marks[id] = max(marks[id], buf[wEventID])
+				n, ok := t.copyWaits(&stack)
+				for level := range n {
+					if row := &stack[level]; ok && row[wClass] != 0 {
+						id := row[wThreadID]
+						marks[id] = max(marks[id], row[wEventID])
 					}
 				}
 			}

@@ -42,6 +42,7 @@ type Thread struct {
 
 	s     *Schema
 	id    uint64 // THREAD_ID
+	owner uint64 // the owner field of the storage's guard while it is this thread's
 	class *Class
 	user  string
 	host  string
@@ -65,22 +66,36 @@ type Thread struct {
 
 // threadCore is a thread's storage, recycled from one thread to the next.
 type threadCore struct {
-	// guard says whose the storage is and admits one writer at a time:
+	// guard says whose the storage is, admits one writer at a time, and is
+	// the sequence word of the current-wait stack's seqlock:
 	//
-	//	id<<2           owned by thread id, no write in progress
-	//	id<<2 | busy    a write section of thread id in progress
-	//	id<<2 | ended   thread id ended: nothing writes any more
-	//	0               not yet handed to a thread
+	//	owner | seq<<2          owned by the thread owner names, idle
+	//	owner | seq<<2 | busy   a write section in progress
+	//	owner | seq<<2 | ended  the thread ended: nothing writes any more
+	//	0                       not yet handed to a thread
+	//
+	// owner is the storage's generation (how many threads it has served,
+	// mod 2^24) in the top bits; each Thread handle keeps the one it was
+	// given (Thread.owner). seq counts the write sections completed, mod
+	// 2^38.
 	//
 	// A write section (enter ... leave) starts with a compare-and-swap from
-	// id<<2 to id<<2|busy, made by the goroutine that writes, and ends with
-	// a store of id<<2. End swaps id<<2 for id<<2|ended, waiting out a
-	// section in progress, before it rolls the statistics up; so nothing
-	// writes the storage after the roll-up, and a stale handle (its thread
-	// ended, the storage given to another thread whose id is in the guard)
-	// fails the compare-and-swap. Only NewThread, holding a core no reader
-	// can reach (see Schema.readers), stores a new id.
+	// an idle word of the handle's owner to the same word with busy set,
+	// made by the goroutine that writes, and ends with a store of the word
+	// with seq advanced and busy clear. End sets ended the same way, waiting
+	// out a section in progress, before it rolls the statistics up; so
+	// nothing writes the storage after the roll-up, and a stale handle (its
+	// thread ended, the storage given to another thread) fails the
+	// compare-and-swap, its owner being older. Only NewThread, holding a
+	// core no reader can reach (see Schema.readers), stores a new owner.
+	//
+	// Readers of the current-wait stack use it as a seqlock (see
+	// threadCore.copyWaits): a copy made between two equal loads of an idle
+	// word is one no section wrote during. One word doing both saves the
+	// stack's own sequence stores: a section costs one compare-and-swap and
+	// one store, whatever it writes.
 	guard atomic.Uint64
+	gen   uint64 // the owner NewThread gave out last; NewThread's alone
 
 	// Written in write sections only.
 	rec     *Record[threadRecord]
@@ -97,28 +112,37 @@ type threadCore struct {
 	stats atomic.Pointer[[]ownedStat]
 }
 
-// Guard states; see threadCore.guard.
+// Guard word fields; see threadCore.guard.
 const (
 	guardBusy  = 1
 	guardEnded = 2
+	guardSeq   = 1 << 2                  // one write section
+	seqMask    = (1<<38 - 1) * guardSeq  // seq's bits
+	genShift   = 40                      // owner's position
+	genMask    = (1<<24 - 1) << genShift // owner's bits
 )
 
-// enter opens a write section of the thread's storage. It reports false,
-// counting the loss, if another goroutine is writing it or the thread has
-// ended: the caller then writes nothing of the thread's.
-func (t *Thread) enter() bool {
-	if t.guard.CompareAndSwap(t.id<<2, t.id<<2|guardBusy) {
+// enter opens a write section of the thread's storage and returns the guard
+// word leave needs. It reports false, counting the loss, if another
+// goroutine is writing the storage or the thread has ended: the caller then
+// writes nothing of the thread's.
+func (t *Thread) enter() (uint64, bool) {
+	g := t.guard.Load()
+	if g&^seqMask == t.owner && t.guard.CompareAndSwap(g, g|guardBusy) {
 		owned.AfterRMW(&t.guard)
-		return true
+		return g, true
 	}
 	t.s.threadEventsLost.Add(1)
-	return false
+	return 0, false
 }
 
-// leave closes the write section enter opened: the storage's writes are
-// seen before the guard is free again (a plain store where stores are
-// ordered, see owned.EndStore).
-func (t *Thread) leave() { owned.EndStore(&t.guard, t.id<<2) }
+// leave closes the write section enter opened, g being what enter returned:
+// the storage's writes are seen before the guard is idle again with its
+// sequence advanced (a plain store where stores are ordered, see
+// owned.EndStore).
+func (t *Thread) leave(g uint64) {
+	owned.EndStore(&t.guard, g&^seqMask|(g+guardSeq)&seqMask)
+}
 
 // threadRecord is a thread's slot in the threads container, which bounds the
 // number of threads, counts the ones lost, and gives each a row index.
@@ -162,10 +186,14 @@ func (s *Schema) NewThread(class *Class, opt ThreadOptions) *Thread {
 	if n := len(s.Classes()); len(*c.stats.Load()) < n {
 		c.growStats(s, n-1)
 	}
-	t := &Thread{threadCore: c, s: s, id: s.threadIDs.Add(1), class: class,
+	c.gen = (c.gen + 1<<genShift) & genMask
+	if c.gen == 0 { // 0 is "not yet handed to a thread"
+		c.gen = 1 << genShift
+	}
+	t := &Thread{threadCore: c, s: s, id: s.threadIDs.Add(1), owner: c.gen, class: class,
 		user: opt.User, host: opt.Host, start: hwclock.Nanosecond.Now()}
 	rec.value.id.Set(t.id)
-	c.guard.Store(t.id << 2) // the storage is t's from here on
+	c.guard.Store(t.owner) // the storage is t's from here on
 
 	var instrumented, history bool
 	if opt.User != "" {
@@ -244,10 +272,7 @@ func (s *Schema) endRead()   { s.readers.Add(-1) }
 // statistics. No reader can reach it (see takeCore).
 func (c *threadCore) recycle() {
 	for i := range c.waits {
-		w := &c.waits[i]
-		w.seq.BeginWrite()
-		w.cells[wClass].Set(0) // an empty slot
-		w.seq.EndWrite()
+		c.waits[i].cells[wClass].Set(0) // an empty slot
 	}
 	c.depth = 0
 	c.depthCell.Set(0)
@@ -350,9 +375,13 @@ func (t *Thread) End() {
 	if t == nil || t.ended.Load() {
 		return
 	}
-	for !t.guard.CompareAndSwap(t.id<<2, t.id<<2|guardEnded) {
-		if g := t.guard.Load(); g&guardEnded != 0 || g>>2 != t.id {
+	for {
+		g := t.guard.Load()
+		if g&genMask != t.owner || g&guardEnded != 0 {
 			return // ended by another goroutine
+		}
+		if g&guardBusy == 0 && t.guard.CompareAndSwap(g, g|guardEnded) {
+			break
 		}
 		runtime.Gosched() // a write section in progress: it is short
 	}

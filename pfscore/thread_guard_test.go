@@ -276,3 +276,45 @@ func TestTruncateResetsExtremes(t *testing.T) {
 		})
 	}
 }
+
+// TestGuardWords checks the guard word's arithmetic at its edges: a section
+// advances the sequence and keeps the owner, the sequence wraps without
+// carrying into the owner, and the owner of reused storage wraps past 0
+// ("not yet handed to a thread") to 1.
+func TestGuardWords(t *testing.T) {
+	f := newFixture(t)
+	x := f.s.NewThread(f.thread, ThreadOptions{})
+	g0 := x.guard.Load()
+	if g0 != x.owner || g0&genMask != g0 || g0 == 0 {
+		t.Fatalf("new thread's guard = %#x, owner %#x", g0, x.owner)
+	}
+	g, ok := x.enter()
+	if !ok || g != g0 || x.guard.Load() != g0|guardBusy {
+		t.Fatalf("enter = %#x, %v; guard %#x", g, ok, x.guard.Load())
+	}
+	x.leave(g)
+	if got := x.guard.Load(); got != g0+guardSeq {
+		t.Fatalf("after one section guard = %#x, want %#x", got, g0+guardSeq)
+	}
+
+	x.guard.Store(x.owner | seqMask) // the last sequence before the wrap
+	g, ok = x.enter()
+	if !ok {
+		t.Fatal("enter failed at the last sequence")
+	}
+	x.leave(g)
+	if got := x.guard.Load(); got != x.owner {
+		t.Fatalf("after the wrap guard = %#x, want the owner %#x with sequence 0", got, x.owner)
+	}
+
+	x.gen = genMask // storage that served 2^24-1 threads
+	x.End()
+	y := f.s.NewThread(f.thread, ThreadOptions{})
+	if y.threadCore != x.threadCore {
+		t.Fatal("Y did not take X's storage; the test needs it to")
+	}
+	if y.owner != 1<<genShift || y.guard.Load() != y.owner {
+		t.Fatalf("owner after the wrap = %#x (guard %#x), want %#x", y.owner, y.guard.Load(), uint64(1<<genShift))
+	}
+	y.End()
+}
