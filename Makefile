@@ -6,7 +6,7 @@ STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSIO
 BENCHSTAT   := $(GO) run golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
 
 # Packages with lock-free or shared state: always tested under -race.
-RACE_PKGS := ./internal/owned/... ./hwclock/... ./rings/... ./memsum/... ./pfscore/... ./instrument/... ./exporter/...
+RACE_PKGS := ./internal/owned/... ./internal/store/... ./hwclock/... ./rings/... ./memsum/... ./pfscore/... ./instrument/... ./exporter/...
 MODULES   := . bench e2e
 
 BENCH      ?= .
@@ -42,7 +42,7 @@ portable:
 # under qemu-user where it is installed (CI installs it): the assembly, and
 # the atomic paths that amd64 replaces with plain stores. Emulation checks
 # behaviour, not arm64's memory ordering.
-ARM64_PKGS := ./internal/owned/... ./hwclock/... ./rings/... ./pfscore/...
+ARM64_PKGS := ./internal/owned/... ./internal/store/... ./hwclock/... ./rings/... ./pfscore/...
 arm64:
 	@if command -v qemu-aarch64 >/dev/null; then \
 		GOARCH=arm64 $(GO) test -count=1 -short -exec qemu-aarch64 $(ARM64_PKGS); \

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/otelpfs/otelpfs/internal/owned"
-	"github.com/otelpfs/otelpfs/pfscore"
+	"github.com/otelpfs/otelpfs/internal/store"
 )
 
 // waitRecord is shaped like an events_waits_current row: twelve words a
@@ -19,8 +19,8 @@ type waitRecordAtomic struct {
 	w [12]atomic.Uint64
 }
 
-func newWaitContainer[T any](b *testing.B, pages int) *pfscore.Container[T] {
-	c := pfscore.MustNewContainer[T]("bench_records", pfscore.ContainerConfig{PageSize: 256, MaxPages: pages})
+func newWaitContainer[T any](b *testing.B, pages int) *store.Container[T] {
+	c := store.MustNewContainer[T]("bench_records", store.ContainerConfig{PageSize: 256, MaxPages: pages})
 	r, _ := c.Allocate() // the first page is created outside the timed loop
 	c.Free(r)
 	return c
@@ -55,15 +55,15 @@ func BenchmarkContainerAllocFreeParallel(b *testing.B) {
 func BenchmarkContainerRecordWrite(b *testing.B) {
 	c := newWaitContainer[waitRecord](b, 1)
 	r, d := c.Allocate()
-	r.Lock().DirtyToAllocated(d)
-	v := r.Value()
+	r.Lock.DirtyToAllocated(d)
+	v := &r.Value
 	b.ReportAllocs()
 	for i := uint64(0); b.Loop(); i++ {
-		d := r.Lock().AllocatedToDirty()
+		d := r.Lock.AllocatedToDirty()
 		for j := range v.w {
 			v.w[j].Set(i + uint64(j))
 		}
-		r.Lock().DirtyToAllocated(d)
+		r.Lock.DirtyToAllocated(d)
 	}
 }
 
@@ -72,14 +72,14 @@ func BenchmarkContainerRecordWrite(b *testing.B) {
 func BenchmarkContainerRecordWriteAtomic(b *testing.B) {
 	c := newWaitContainer[waitRecordAtomic](b, 1)
 	r, d := c.Allocate()
-	r.Lock().DirtyToAllocated(d)
-	v := r.Value()
+	r.Lock.DirtyToAllocated(d)
+	v := &r.Value
 	b.ReportAllocs()
 	for i := uint64(0); b.Loop(); i++ {
-		d := r.Lock().AllocatedToDirty()
+		d := r.Lock.AllocatedToDirty()
 		for j := range v.w {
 			v.w[j].Store(i + uint64(j))
 		}
-		r.Lock().DirtyToAllocated(d)
+		r.Lock.DirtyToAllocated(d)
 	}
 }

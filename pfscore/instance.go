@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/otelpfs/otelpfs/internal/owned"
+	"github.com/otelpfs/otelpfs/internal/store"
 )
 
 // Object instances: one record per instrumented object (a mutex, a file, a
@@ -67,7 +68,7 @@ type ioInstance struct {
 
 func init() {
 	// Keep the records at their intended sizes; see syncInstance.
-	if s := unsafe.Sizeof(Record[syncInstance]{}); s != cacheLine {
+	if s := unsafe.Sizeof(store.Record[syncInstance]{}); s != store.CacheLine {
 		panic("pfs: BUG: a syncInstance record is not one cache line")
 	}
 }

@@ -6,13 +6,14 @@ import (
 	"sync/atomic"
 
 	"github.com/otelpfs/otelpfs/hwclock"
+	"github.com/otelpfs/otelpfs/internal/store"
 )
 
 // SyncInstance is the handle of a mutex, rwlock or cond instance: what an
 // instrumented lock keeps to report its waits.
 type SyncInstance struct {
 	s      *Schema
-	rec    *Record[syncInstance]
+	rec    *store.Record[syncInstance]
 	class  *Class
 	id     uint64
 	source uint64
@@ -38,7 +39,7 @@ func (s *Schema) NewSyncInstance(class *Class, source string) *SyncInstance {
 		return nil
 	}
 	m := &SyncInstance{s: s, rec: rec, class: class, id: s.instanceIDs.Add(1), source: s.names.Intern(source)}
-	v := &rec.value
+	v := &rec.Value
 	v.id.Set(m.id)
 	v.class.Set(uint64(class.index))
 	v.source.Set(m.source)
@@ -46,11 +47,11 @@ func (s *Schema) NewSyncInstance(class *Class, source string) *SyncInstance {
 	v.readers.Store(0)
 	v.stat.reset()
 	v.shared.reset()
-	rec.lock.DirtyToAllocated(d)
+	rec.Lock.DirtyToAllocated(d)
 	return m
 }
 
-func (s *Schema) syncContainer(k Kind) *Container[syncInstance] {
+func (s *Schema) syncContainer(k Kind) *store.Container[syncInstance] {
 	switch k {
 	case KindMutex:
 		return s.mutexes
@@ -79,9 +80,9 @@ func (m *SyncInstance) BeginWait(w *WaitState, t *Thread, op Operation) bool {
 	// sum the two.
 	w.grp = truncSync
 	if m.class.kind == KindMutex && op == OpLock {
-		w.own = &m.rec.value.stat
+		w.own = &m.rec.Value.stat
 	} else {
-		w.shared = &m.rec.value.shared
+		w.shared = &m.rec.Value.shared
 	}
 	return true
 }
@@ -89,15 +90,15 @@ func (m *SyncInstance) BeginWait(w *WaitState, t *Thread, op Operation) bool {
 // SetOwner records LOCKED_BY_THREAD_ID (or WRITE_LOCKED_BY_THREAD_ID): the
 // holder calls it after acquiring, with the lock held.
 func (m *SyncInstance) SetOwner(t *Thread) {
-	if id := t.ID(); id != m.rec.value.owner.Load() {
-		m.rec.value.owner.Set(id)
+	if id := t.ID(); id != m.rec.Value.owner.Load() {
+		m.rec.Value.owner.Set(id)
 	}
 }
 
 // ClearOwner clears it; the holder calls it before releasing.
 func (m *SyncInstance) ClearOwner() {
-	if m.rec.value.owner.Load() != 0 {
-		m.rec.value.owner.Set(0)
+	if m.rec.Value.owner.Load() != 0 {
+		m.rec.Value.owner.Set(0)
 	}
 }
 
@@ -106,7 +107,7 @@ func (m *SyncInstance) ClearOwner() {
 // locked while the class was off was not counted, and its unlock must not
 // be either.
 func (m *SyncInstance) AddReaders(delta int64) {
-	r := &m.rec.value.readers
+	r := &m.rec.Value.readers
 	if delta >= 0 {
 		r.Add(delta)
 		return
@@ -130,8 +131,8 @@ func (m *SyncInstance) Destroy() {
 	s := m.s
 	s.instMu.Lock()
 	e := s.epochOf(truncSync)
-	st := m.rec.value.stat.load(e.tag)
-	st.add(m.rec.value.shared.load(e.tag))
+	st := m.rec.Value.stat.load(e.tag)
+	st.add(m.rec.Value.shared.load(e.tag))
 	s.destroyedWaits(m.class.index).addRow(e, st)
 	s.syncContainer(m.class.kind).Free(m.rec)
 	s.instMu.Unlock()
@@ -141,7 +142,7 @@ func (m *SyncInstance) Destroy() {
 // IOInstance is the handle of a file or socket instance.
 type IOInstance struct {
 	s      *Schema
-	rec    *Record[ioInstance]
+	rec    *store.Record[ioInstance]
 	class  *Class
 	id     uint64
 	name   uint64
@@ -206,14 +207,14 @@ func (s *Schema) NewSocketInstance(class *Class, network, address, source string
 	return s.newIOInstance(s.socketInsts, class, address, source, ObjectSocket, network, address)
 }
 
-func (s *Schema) newIOInstance(c *Container[ioInstance], class *Class, name, source string, typ ObjectType, schema, oname string) *IOInstance {
+func (s *Schema) newIOInstance(c *store.Container[ioInstance], class *Class, name, source string, typ ObjectType, schema, oname string) *IOInstance {
 	rec, d := c.Allocate()
 	if rec == nil {
 		return nil
 	}
 	f := &IOInstance{s: s, rec: rec, class: class, id: s.instanceIDs.Add(1),
 		name: s.names.Intern(name), source: s.names.Intern(source), typ: typ, grp: groupOf(class.kind), schema: schema, oname: oname}
-	v := &rec.value
+	v := &rec.Value
 	v.id.Set(f.id)
 	v.class.Set(uint64(class.index))
 	v.name.Set(f.name)
@@ -229,7 +230,7 @@ func (s *Schema) newIOInstance(c *Container[ioInstance], class *Class, name, sou
 	v.writeBytes.Store(0)
 	v.objState.Store(0)
 	f.refreshObject()
-	rec.lock.DirtyToAllocated(d)
+	rec.Lock.DirtyToAllocated(d)
 	return f
 }
 
@@ -248,7 +249,7 @@ func (f *IOInstance) refreshObject() uint32 {
 		fl |= ioTimed
 	}
 	next := ver<<8 | uint64(fl)
-	st := &f.rec.value.objState
+	st := &f.rec.Value.objState
 	for {
 		old := st.Load()
 		if old>>8 >= ver && old != 0 {
@@ -272,7 +273,7 @@ func (f *IOInstance) BeginWait(w *WaitState, t *Thread, op Operation) bool {
 	if !f.class.On() || f.freed.Load() {
 		return false
 	}
-	st := f.rec.value.objState.Load()
+	st := f.rec.Value.objState.Load()
 	fl := uint32(st & 0xff)
 	if st>>8 != f.s.objectsVersion.Load() {
 		fl = f.refreshObject()
@@ -283,7 +284,7 @@ func (f *IOInstance) BeginWait(w *WaitState, t *Thread, op Operation) bool {
 	if !f.s.beginWait(w, f.class, t, op, f.id, f.name, f.source, fl&ioTimed != 0, hwclock.ClassWait) {
 		return false
 	}
-	w.io = &f.rec.value
+	w.io = &f.rec.Value
 	w.grp = f.grp
 	return true
 }
@@ -292,14 +293,14 @@ func (f *IOInstance) BeginWait(w *WaitState, t *Thread, op Operation) bool {
 // nothing.
 func (f *IOInstance) AddOpen(delta int64) {
 	if !f.freed.Load() {
-		f.rec.value.open.Add(delta)
+		f.rec.Value.open.Add(delta)
 	}
 }
 
 // SetSocketState records a socket's owner thread and whether it is in an
 // I/O (ACTIVE) or not (IDLE).
 func (f *IOInstance) SetSocketState(t *Thread, active bool) {
-	v := &f.rec.value
+	v := &f.rec.Value
 	if id := t.ID(); v.thread.Load() != id {
 		v.thread.Store(id)
 	}
@@ -312,8 +313,8 @@ func (f *IOInstance) SetSocketState(t *Thread, active bool) {
 
 // SetSocketAddress records a socket's IP and PORT.
 func (f *IOInstance) SetSocketAddress(ip string, port int) {
-	f.rec.value.ip.Set(f.s.names.Intern(ip))
-	f.rec.value.port.Set(uint64(port))
+	f.rec.Value.ip.Set(f.s.names.Intern(ip))
+	f.rec.Value.port.Set(uint64(port))
 }
 
 // Destroy removes a socket instance (the socket closed): its statistics
@@ -324,11 +325,11 @@ func (f *IOInstance) Destroy() {
 	}
 }
 
-func (f *IOInstance) destroy(c *Container[ioInstance]) {
+func (f *IOInstance) destroy(c *store.Container[ioInstance]) {
 	if f.freed.Swap(true) {
 		return
 	}
-	v := &f.rec.value
+	v := &f.rec.Value
 	f.s.instMu.Lock()
 	e := f.s.epochOf(f.grp)
 	st := v.read.load(e.tag)

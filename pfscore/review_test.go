@@ -202,7 +202,7 @@ func TestReviewStaleEpochWriterErasesNewExtremes(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 		w.EndWait(-1)
 	}
-	m.rec.value.shared.aggregate(stale, true, 1000) // ... A ends now, with the old tag
+	m.rec.Value.shared.aggregate(stale, true, 1000) // ... A ends now, with the old tag
 	if m.BeginWait(&w, nil, OpReadLock) {           // C: a short wait
 		w.EndWait(-1)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/otelpfs/otelpfs/hwclock"
+	"github.com/otelpfs/otelpfs/internal/store"
 	"github.com/otelpfs/otelpfs/rings"
 )
 
@@ -18,48 +19,48 @@ import (
 //
 // All methods are safe for concurrent use.
 type Schema struct {
-	cfg config
-
-	// consumers holds setup_consumers, one bit per Consumer.
-	consumers atomic.Uint32
-
-	// setupMu serializes setup-table updates and class registration; the
-	// provider never takes it.
-	setupMu sync.Mutex
-	// classes is the registry, copy-on-write: readers load the slice and
-	// iterate it without a lock; Register appends under setupMu.
-	classes   atomic.Pointer[[]*Class]
-	byName    sync.Map      // string -> *Class, for lock-free lookups
-	kindCount [numKinds]int // under setupMu
-
-	timers *hwclock.SetupTimers
-
+	// Setup: the configuration and the setup tables. setupMu serializes
+	// setup-table updates and class registration; the provider never takes
+	// it.
+	cfg       config
+	setupMu   sync.Mutex
+	consumers atomic.Uint32 // setup_consumers, one bit per Consumer
+	timers    *hwclock.SetupTimers
 	// setup_actors and setup_objects, copy-on-write under setupMu.
 	actors         atomic.Pointer[[]SetupActorsRow]
 	objects        atomic.Pointer[[]SetupObjectsRow]
 	objectsVersion atomic.Uint64 // bumped on every setup_objects change
 
-	classesLost atomic.Uint64
+	// Classes: the registry, copy-on-write: readers load the slice and
+	// iterate it without a lock; Register appends under setupMu.
+	classes          atomic.Pointer[[]*Class]
+	byName           sync.Map      // string -> *Class, for lock-free lookups
+	kindCount        [numKinds]int // under setupMu
+	idle             *Class        // the built-in idle class
+	classesLost      atomic.Uint64
+	instrumentErrors atomic.Uint64 // Performance_schema_instrument_errors: see CountInstrumentError
 
 	// Threads: slots in a container, and the Thread objects by slot index
 	// for readers (records hold no pointers; Thread does).
-	threads    *Container[threadRecord]
+	threads    *store.Container[threadRecord]
 	threadObjs []atomic.Pointer[Thread]
 	threadIDs  atomic.Uint64
-
 	// Ended threads' storage, reused while no reader is active: see
 	// takeCore for the invariant readers and coresMu keep.
 	readers   atomic.Int64 // readers that may reach thread storage
 	coresMu   sync.Mutex
 	freeCores []*threadCore // under coresMu
+	// Actors: accounts, users, hosts: maps under actorsMu; each row has its
+	// own lock (see accounts.go).
+	actorsMu                           sync.Mutex
+	accounts                           map[accountKey]*actorRow
+	users                              map[accountKey]*actorRow
+	hosts                              map[accountKey]*actorRow
+	accountsLost, usersLost, hostsLost atomic.Uint64
 
-	// threadEventsLost counts events whose per-thread part was dropped:
-	// their thread was being written by another goroutine, or had ended.
-	threadEventsLost atomic.Uint64
-
-	// Instances.
-	mutexes, rwlocks, conds *Container[syncInstance]
-	fileInsts, socketInsts  *Container[ioInstance]
+	// Instances: a container per family, and the names they point to.
+	mutexes, rwlocks, conds *store.Container[syncInstance]
+	fileInsts, socketInsts  *store.Container[ioInstance]
 	files                   sync.Map // path -> *IOInstance
 	filesMu                 sync.Mutex
 	instanceIDs             atomic.Uint64
@@ -67,45 +68,39 @@ type Schema struct {
 	// with the readers that sum live and destroyed instances.
 	instMu sync.Mutex
 	names  *strtab // object names and SOURCE locations
+	// lastReclaim is the UnixNano of the last reclamation pass over the
+	// containers, the threads' included.
+	lastReclaim atomic.Int64
 
-	idle *Class // the built-in idle class
+	// Events: the global history and what the wait path drops.
+	waitsLong *rings.Global // events_waits_history_long; nil when its size is 0
+	// threadEventsLost counts events whose per-thread part was dropped:
+	// their thread was being written by another goroutine, or had ended.
+	threadEventsLost atomic.Uint64
+	nestedWaitLost   atomic.Uint64
 
-	// events_waits_history_long; nil when its size is 0.
-	waitsLong *rings.Global
-
-	// accounts, users, hosts: maps under actorsMu; each row has its own
-	// lock (see accounts.go).
-	actorsMu                           sync.Mutex
-	accounts                           map[accountKey]*actorRow
-	users                              map[accountKey]*actorRow
-	hosts                              map[accountKey]*actorRow
-	accountsLost, usersLost, hostsLost atomic.Uint64
-
+	// Summaries and truncation: the roll-ups of what is gone, which the
+	// summaries computed on read add to the live records, and the epochs
+	// TRUNCATE advances.
+	//
 	// endMu makes a thread's leaving threadObjs and its roll-up into
 	// threadsEnded one step for the global summary (see endedAndLive).
 	endMu        sync.Mutex
 	threadsEnded atomic.Pointer[[]sharedStat] // by class: statistics of ended threads
-
-	// extTags holds, per truncation group, the epoch tag of MIN and MAX
-	// (see stat.go and table_summary.go).
-	extTags [numTruncGroups]atomic.Uint64
-
 	// Statistics of destroyed instances, by class index, so global summaries
 	// keep them (MySQL's per-class "global" stats).
 	destroyed   []sharedStat
 	destroyedIo []ioSummary
+	// extTags holds, per truncation group, the epoch tag of MIN and MAX
+	// (see stat.go and table_summary.go).
+	extTags [numTruncGroups]atomic.Uint64
 
-	// readMu guards the readers' own state, TRUNCATE baselines: TRUNCATE
-	// holds it, a summary read holds it read-locked.
+	// Reading: the readers' own state, TRUNCATE's baselines and marks,
+	// guarded by readMu: TRUNCATE holds it, a summary read holds it
+	// read-locked.
 	readMu    sync.RWMutex
 	baselines map[string]any    // table -> map[row key]StatRow or ioStat: TRUNCATE baselines
 	curMarks  map[uint64]uint64 // events_waits_current TRUNCATE: thread -> last hidden EVENT_ID
-
-	lastReclaim atomic.Int64 // UnixNano of the last reclamation pass
-
-	nestedWaitLost atomic.Uint64
-
-	instrumentErrors atomic.Uint64 // Performance_schema_instrument_errors: see CountInstrumentError
 }
 
 // advanceEpoch starts a new extremes epoch for truncation group g (see
@@ -161,17 +156,17 @@ func New(opts ...Option) (*Schema, error) {
 	s.destroyedIo = make([]ioSummary, cfg.maxClasses)
 	var errs []error
 	errs = append(errs, cfg.errs...)
-	container := func(max int) ContainerConfig { // pages of 256 records, enough of them for max
+	container := func(max int) store.ContainerConfig { // pages of 256 records, enough of them for max
 		const page = 256
-		return ContainerConfig{PageSize: page, MaxPages: max/page + min(max%page, 1), ReclaimIdle: cfg.reclaimIdle}
+		return store.ContainerConfig{PageSize: page, MaxPages: max/page + min(max%page, 1), ReclaimIdle: cfg.reclaimIdle}
 	}
-	s.threads = MustNewContainer[threadRecord]("thread_container", container(cfg.maxThreads))
+	s.threads = store.MustNewContainer[threadRecord]("thread_container", container(cfg.maxThreads))
 	s.threadObjs = make([]atomic.Pointer[Thread], s.threads.PageSize()*(cfg.maxThreads/256+min(cfg.maxThreads%256, 1)))
-	s.mutexes = MustNewContainer[syncInstance]("mutex_container", container(cfg.maxInstances[KindMutex]))
-	s.rwlocks = MustNewContainer[syncInstance]("rwlock_container", container(cfg.maxInstances[KindRWLock]))
-	s.conds = MustNewContainer[syncInstance]("cond_container", container(cfg.maxInstances[KindCond]))
-	s.fileInsts = MustNewContainer[ioInstance]("file_container", container(cfg.maxInstances[KindFile]))
-	s.socketInsts = MustNewContainer[ioInstance]("socket_container", container(cfg.maxInstances[KindSocket]))
+	s.mutexes = store.MustNewContainer[syncInstance]("mutex_container", container(cfg.maxInstances[KindMutex]))
+	s.rwlocks = store.MustNewContainer[syncInstance]("rwlock_container", container(cfg.maxInstances[KindRWLock]))
+	s.conds = store.MustNewContainer[syncInstance]("cond_container", container(cfg.maxInstances[KindCond]))
+	s.fileInsts = store.MustNewContainer[ioInstance]("file_container", container(cfg.maxInstances[KindFile]))
+	s.socketInsts = store.MustNewContainer[ioInstance]("socket_container", container(cfg.maxInstances[KindSocket]))
 	if cfg.waitsLongSize > 0 {
 		g, err := rings.NewGlobal(cfg.waitsLongSize, waitWidth)
 		if err != nil {
@@ -287,7 +282,7 @@ func (s *Schema) Class(name string) *Class { return s.lookupClass(name) }
 func (s *Schema) Classes() []*Class { return *s.classes.Load() }
 
 // maybeReclaim returns the memory of container pages that stayed empty (see
-// Container.Reclaim), at most every half WithReclaimIdle. The slow paths call
+// store.Container.Reclaim), at most every half WithReclaimIdle. The slow paths call
 // it: thread ends, instance destruction, table reads.
 func (s *Schema) maybeReclaim() {
 	if s.cfg.reclaimIdle <= 0 {
@@ -299,7 +294,7 @@ func (s *Schema) maybeReclaim() {
 		return
 	}
 	s.threads.Reclaim(now)
-	for _, c := range []*Container[syncInstance]{s.mutexes, s.rwlocks, s.conds} {
+	for _, c := range []*store.Container[syncInstance]{s.mutexes, s.rwlocks, s.conds} {
 		c.Reclaim(now)
 	}
 	s.fileInsts.Reclaim(now)

@@ -1,6 +1,10 @@
 package pfscore
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/otelpfs/otelpfs/internal/store"
+)
 
 // mutex_instances, rwlock_instances, cond_instances, file_instances,
 // socket_instances, and the file and socket summaries.
@@ -11,8 +15,8 @@ type syncSnap struct {
 	readers          int64
 }
 
-func (s *Schema) syncSnaps(c *Container[syncInstance]) []syncSnap {
-	return AppendRows(c, nil, func(d *syncSnap, _ uint64, r *syncInstance) {
+func (s *Schema) syncSnaps(c *store.Container[syncInstance]) []syncSnap {
+	return store.AppendRows(c, nil, func(d *syncSnap, _ uint64, r *syncInstance) {
 		d.class, d.id, d.owner, d.readers = r.class.Load(), r.id.Load(), r.owner.Load(), r.readers.Load()
 	})
 }
@@ -26,9 +30,9 @@ type ioSnap struct {
 
 // ioSnaps copies the instances of c, a file or socket container whose
 // records are of truncation group g.
-func (s *Schema) ioSnaps(c *Container[ioInstance], g int) []ioSnap {
+func (s *Schema) ioSnaps(c *store.Container[ioInstance], g int) []ioSnap {
 	tag := s.extTags[g].Load()
-	return AppendRows(c, nil, func(d *ioSnap, _ uint64, r *ioInstance) {
+	return store.AppendRows(c, nil, func(d *ioSnap, _ uint64, r *ioInstance) {
 		d.class, d.id, d.name, d.thread = r.class.Load(), r.id.Load(), r.name.Load(), r.thread.Load()
 		d.port, d.ip, d.open = r.port.Load(), r.ip.Load(), r.open.Load()
 		d.stat = r.load(tag)
@@ -45,7 +49,7 @@ func (s *Schema) className(i uint64) string {
 
 // ioByClass sums the file or socket statistics per class: live instances
 // plus destroyed ones.
-func (s *Schema) ioByClass(kind Kind, c *Container[ioInstance]) []ioEntry {
+func (s *Schema) ioByClass(kind Kind, c *store.Container[ioInstance]) []ioEntry {
 	g := int(groupOf(kind))
 	tag := s.extTags[g].Load()
 	classes := s.Classes()

@@ -1,12 +1,14 @@
 package pfscore
 
+import "github.com/otelpfs/otelpfs/internal/store"
+
 // memory_summary_global_by_event_name, for now the built-in
 // memory/performance_schema/* rows: the memory of the schema's own
 // containers, counted in pages (a page is the unit they allocate and free).
 // The memory instruments of services come with package memsum.
 
-func (s *Schema) containerStats() []ContainerStats {
-	return []ContainerStats{
+func (s *Schema) containerStats() []store.ContainerStats {
+	return []store.ContainerStats{
 		s.threads.Stats(), s.mutexes.Stats(), s.rwlocks.Stats(), s.conds.Stats(),
 		s.fileInsts.Stats(), s.socketInsts.Stats(),
 	}

@@ -2,6 +2,8 @@ package pfscore
 
 import (
 	"strconv"
+
+	"github.com/otelpfs/otelpfs/internal/store"
 )
 
 // Summary tables share one shape: some leading key columns and statistics.
@@ -305,18 +307,18 @@ func (s *Schema) instanceStats(classes []*Class) []StatRow {
 	for i, c := range classes {
 		out[i] = s.destroyed[i].load(tags[groupOf(c.kind)])
 	}
-	for _, c := range []*Container[syncInstance]{s.mutexes, s.rwlocks, s.conds} {
+	for _, c := range []*store.Container[syncInstance]{s.mutexes, s.rwlocks, s.conds} {
 		for _, r := range c.All() {
-			if ci := r.value.class.Load(); ci < uint64(len(out)) {
-				out[ci].add(r.value.stat.load(tagOf(ci)))
-				out[ci].add(r.value.shared.load(tagOf(ci)))
+			if ci := r.Value.class.Load(); ci < uint64(len(out)) {
+				out[ci].add(r.Value.stat.load(tagOf(ci)))
+				out[ci].add(r.Value.shared.load(tagOf(ci)))
 			}
 		}
 	}
-	for _, c := range []*Container[ioInstance]{s.fileInsts, s.socketInsts} {
+	for _, c := range []*store.Container[ioInstance]{s.fileInsts, s.socketInsts} {
 		for _, r := range c.All() {
-			if ci := r.value.class.Load(); ci < uint64(len(out)) {
-				out[ci].add(r.value.load(tagOf(ci)).All())
+			if ci := r.Value.class.Load(); ci < uint64(len(out)) {
+				out[ci].add(r.Value.load(tagOf(ci)).All())
 			}
 		}
 	}
@@ -453,8 +455,8 @@ func init() {
 				}
 				return 0
 			}
-			for _, c := range []*Container[syncInstance]{s.mutexes, s.rwlocks, s.conds} {
-				for _, v := range AppendRows(c, nil, func(d *snap, _ uint64, r *syncInstance) {
+			for _, c := range []*store.Container[syncInstance]{s.mutexes, s.rwlocks, s.conds} {
+				for _, v := range store.AppendRows(c, nil, func(d *snap, _ uint64, r *syncInstance) {
 					d.ci, d.id = r.class.Load(), r.id.Load()
 					d.st = r.stat.load(tag(d.ci))
 					d.st.add(r.shared.load(tag(d.ci)))
@@ -462,8 +464,8 @@ func init() {
 					add(v)
 				}
 			}
-			for _, c := range []*Container[ioInstance]{s.fileInsts, s.socketInsts} {
-				for _, v := range AppendRows(c, nil, func(d *snap, _ uint64, r *ioInstance) {
+			for _, c := range []*store.Container[ioInstance]{s.fileInsts, s.socketInsts} {
+				for _, v := range store.AppendRows(c, nil, func(d *snap, _ uint64, r *ioInstance) {
 					d.ci, d.id = r.class.Load(), r.id.Load()
 					d.st = r.load(tag(d.ci)).All()
 				}) {

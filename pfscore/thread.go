@@ -6,6 +6,7 @@ import (
 
 	"github.com/otelpfs/otelpfs/hwclock"
 	"github.com/otelpfs/otelpfs/internal/owned"
+	"github.com/otelpfs/otelpfs/internal/store"
 	"github.com/otelpfs/otelpfs/rings"
 )
 
@@ -98,7 +99,7 @@ type threadCore struct {
 	gen   uint64 // the owner NewThread gave out last; NewThread's alone
 
 	// Written in write sections only.
-	rec     *Record[threadRecord]
+	rec     *store.Record[threadRecord]
 	eventID uint64 // the next EVENT_ID (MySQL's m_event_id)
 	depth   int    // waits in progress
 
@@ -192,7 +193,7 @@ func (s *Schema) NewThread(class *Class, opt ThreadOptions) *Thread {
 	}
 	t := &Thread{threadCore: c, s: s, id: s.threadIDs.Add(1), owner: c.gen, class: class,
 		user: opt.User, host: opt.Host, start: hwclock.Nanosecond.Now()}
-	rec.value.id.Set(t.id)
+	rec.Value.id.Set(t.id)
 	c.guard.Store(t.owner) // the storage is t's from here on
 
 	var instrumented, history bool
@@ -208,7 +209,7 @@ func (s *Schema) NewThread(class *Class, opt ThreadOptions) *Thread {
 	s.actorsConnect(t)
 
 	s.threadObjs[rec.Index()].Store(t)
-	rec.lock.DirtyToAllocated(d)
+	rec.Lock.DirtyToAllocated(d)
 	return t
 }
 

@@ -10,9 +10,9 @@ const module = "github.com/otelpfs/otelpfs"
 
 // allowed lists, for each package of DESIGN.md below the adapters, the otelpfs
 // packages its dependency closure may contain besides itself and its own
-// internal packages. The module's root internal/ packages (standard library
-// only themselves, which this test checks through their importers' closures)
-// are open to all. Anything else not from the standard library is forbidden:
+// internal packages. The module's root internal/ packages (themselves
+// standard library and one another only, which this test checks through
+// their importers' closures) are open to all. Anything else not from the standard library is forbidden:
 // the leaves stay standard-library only and nothing below bridge reaches
 // OpenTelemetry.
 var allowed = map[string][]string{

@@ -20,6 +20,8 @@ type edit struct {
 var (
 	pfscorePkgs = []string{"./pfscore/", "./instrument/"}
 	ringsPkgs   = []string{"./rings/", "./pfscore/"}
+	// The container's own tests first, then the engine's, which use it.
+	storePkgs = []string{"./internal/store/", "./pfscore/", "./instrument/"}
 )
 
 // The block of actorsDisconnect that rolls the thread up into its rows.
@@ -33,7 +35,7 @@ const (
 )
 
 var mutations = []mutation{
-	// Engine storage: seqlocked current rows, containers, rings.
+	// Engine storage: seqlocked current rows, containers (internal/store), rings.
 	{
 		area: "pfscore", name: "copywaits-no-recheck", race: true, pkgs: pfscorePkgs,
 		desc: "copyWaits accepts its copy without re-reading the guard word",
@@ -63,30 +65,30 @@ var mutations = []mutation{
 			"\tt.leave(g)\n\tif w.flags&wsEvent != 0 {\n\t\tt.endWaitEvent(w, end, bytes)\n\t}"}},
 	},
 	{
-		area: "pfscore", name: "reclaim-no-rescan", race: true, pkgs: pfscorePkgs,
+		area: "store", name: "reclaim-no-rescan", race: true, pkgs: storePkgs,
 		desc: "Reclaim unpublishes a page without step 3's re-scan of its records",
-		edits: []edit{{"pfscore/container_reclaim.go",
+		edits: []edit{{"internal/store/container_reclaim.go",
 			"// Step 3.\n\t\tif !p.allFree() {",
 			"// Step 3.\n\t\tif false {"}},
 	},
 	{
-		area: "pfscore", name: "reclaim-store-not-cas", race: true, pkgs: pfscorePkgs,
+		area: "store", name: "reclaim-store-not-cas", race: true, pkgs: storePkgs,
 		desc: "Reclaim's step 2 sets retiring with a plain store, not a CAS",
-		edits: []edit{{"pfscore/container_reclaim.go",
+		edits: []edit{{"internal/store/container_reclaim.go",
 			"if !p.state.CompareAndSwap(w, w|pageRetiring) {",
 			"if p.state.Store(w | pageRetiring); false {"}},
 	},
 	{
-		area: "pfscore", name: "page-full-unconditional", race: true, pkgs: pfscorePkgs,
+		area: "store", name: "page-full-unconditional", race: true, pkgs: storePkgs,
 		desc: "page.allocate sets the full flag unconditionally (MySQL's page skip)",
-		edits: []edit{{"pfscore/container_page.go",
+		edits: []edit{{"internal/store/container_page.go",
 			"p.state.CompareAndSwap(w, w|pageFull)",
 			"p.state.Or(pageFull)"}},
 	},
 	{
-		area: "pfscore", name: "alloc-no-retry-new-pages", race: true, pkgs: pfscorePkgs,
+		area: "store", name: "alloc-no-retry-new-pages", race: true, pkgs: storePkgs,
 		desc: "allocateSlow does not retry pages created during the walk",
-		edits: []edit{{"pfscore/container.go",
+		edits: []edit{{"internal/store/container.go",
 			"} else if c.gen.Load() != gen {",
 			"} else if false && c.gen.Load() != gen {"}},
 	},
@@ -214,9 +216,9 @@ var mutations = []mutation{
 		edits: []edit{
 			{"pfscore/thread.go",
 				"\tc.guard.Store(t.owner) // the storage is t's from here on\n",
-				"\ts.threadObjs[rec.Index()].Store(t)\n\trec.lock.DirtyToAllocated(d)\n\tc.guard.Store(t.owner) // the storage is t's from here on\n"},
+				"\ts.threadObjs[rec.Index()].Store(t)\n\trec.Lock.DirtyToAllocated(d)\n\tc.guard.Store(t.owner) // the storage is t's from here on\n"},
 			{"pfscore/thread.go",
-				"\ts.actorsConnect(t)\n\n\ts.threadObjs[rec.Index()].Store(t)\n\trec.lock.DirtyToAllocated(d)\n\treturn t",
+				"\ts.actorsConnect(t)\n\n\ts.threadObjs[rec.Index()].Store(t)\n\trec.Lock.DirtyToAllocated(d)\n\treturn t",
 				"\ts.actorsConnect(t)\n\treturn t"},
 		},
 	},

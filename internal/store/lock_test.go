@@ -1,4 +1,4 @@
-package pfscore_test
+package store_test
 
 import (
 	"runtime"
@@ -7,20 +7,20 @@ import (
 	"testing"
 
 	"github.com/otelpfs/otelpfs/internal/owned"
-	"github.com/otelpfs/otelpfs/pfscore"
+	"github.com/otelpfs/otelpfs/internal/store"
 )
 
 // TestLockTransitions walks the state diagram of Lock's documentation and
 // checks the state and version after each step.
 func TestLockTransitions(t *testing.T) {
-	var l pfscore.Lock
-	check := func(step string, state pfscore.LockState, version uint32) {
+	var l store.Lock
+	check := func(step string, state store.LockState, version uint32) {
 		t.Helper()
 		if l.State() != state || l.Version() != version {
 			t.Fatalf("%s: got %v(%d), want %v(%d)", step, l.State(), l.Version(), state, version)
 		}
 	}
-	check("zero", pfscore.LockFree, 0)
+	check("zero", store.LockFree, 0)
 	if !l.IsFree() || l.IsPopulated() {
 		t.Fatal("zero Lock: IsFree/IsPopulated wrong")
 	}
@@ -28,12 +28,12 @@ func TestLockTransitions(t *testing.T) {
 	if !ok {
 		t.Fatal("FreeToDirty on FREE failed")
 	}
-	check("FreeToDirty", pfscore.LockDirty, 0)
+	check("FreeToDirty", store.LockDirty, 0)
 	if _, ok := l.FreeToDirty(); ok {
 		t.Fatal("FreeToDirty on DIRTY succeeded")
 	}
 	l.DirtyToAllocated(d)
-	check("DirtyToAllocated", pfscore.LockAllocated, 1)
+	check("DirtyToAllocated", store.LockAllocated, 1)
 	if !l.IsPopulated() {
 		t.Fatal("IsPopulated false when ALLOCATED")
 	}
@@ -41,15 +41,15 @@ func TestLockTransitions(t *testing.T) {
 		t.Fatal("FreeToDirty on ALLOCATED succeeded")
 	}
 	d = l.AllocatedToDirty()
-	check("AllocatedToDirty", pfscore.LockDirty, 1)
+	check("AllocatedToDirty", store.LockDirty, 1)
 	l.DirtyToAllocated(d)
-	check("rewrite", pfscore.LockAllocated, 2)
+	check("rewrite", store.LockAllocated, 2)
 	l.AllocatedToFree()
-	check("AllocatedToFree", pfscore.LockFree, 2)
+	check("AllocatedToFree", store.LockFree, 2)
 	d, _ = l.FreeToDirty()
 	l.DirtyToFree(d)
-	check("DirtyToFree", pfscore.LockFree, 2)
-	for _, s := range []pfscore.LockState{pfscore.LockFree, pfscore.LockDirty, pfscore.LockAllocated, 3} {
+	check("DirtyToFree", store.LockFree, 2)
+	for _, s := range []store.LockState{store.LockFree, store.LockDirty, store.LockAllocated, 3} {
 		if s.String() == "" {
 			t.Fatalf("LockState(%d) has no name", s)
 		}
@@ -58,7 +58,7 @@ func TestLockTransitions(t *testing.T) {
 
 // TestLockOptimistic checks EndOptimistic against every kind of interference.
 func TestLockOptimistic(t *testing.T) {
-	var l pfscore.Lock
+	var l store.Lock
 	s := l.BeginOptimistic()
 	if s.Allocated() || l.EndOptimistic(s) {
 		t.Fatal("a FREE record validated")
@@ -88,9 +88,9 @@ func TestLockOptimistic(t *testing.T) {
 // TestLockVersionWraparound runs transitions across the 30-bit version's
 // wraparound.
 func TestLockVersionWraparound(t *testing.T) {
-	var l pfscore.Lock
+	var l store.Lock
 	const top = 1<<30 - 2
-	pfscore.SetLockWordForTest(&l, top<<2|uint32(pfscore.LockAllocated))
+	store.SetLockWordForTest(&l, top<<2|uint32(store.LockAllocated))
 	for i := range 5 {
 		s := l.BeginOptimistic()
 		want := uint32(top+i) % (1 << 30)
@@ -98,7 +98,7 @@ func TestLockVersionWraparound(t *testing.T) {
 			t.Fatalf("step %d: version %d, want %d", i, s.Version(), want)
 		}
 		d := l.AllocatedToDirty()
-		if l.State() != pfscore.LockDirty || l.Version() != want {
+		if l.State() != store.LockDirty || l.Version() != want {
 			t.Fatalf("step %d: AllocatedToDirty gave %v(%d)", i, l.State(), l.Version())
 		}
 		l.DirtyToAllocated(d)
@@ -116,7 +116,7 @@ func TestLockFreeToDirtyConcurrentSafe(t *testing.T) {
 		rounds = 200
 	}
 	const n = 4
-	var l pfscore.Lock
+	var l store.Lock
 	var wins atomic.Int64
 	for range rounds {
 		var start, done sync.WaitGroup
@@ -133,10 +133,10 @@ func TestLockFreeToDirtyConcurrentSafe(t *testing.T) {
 		}
 		start.Done()
 		done.Wait()
-		if l.State() != pfscore.LockDirty {
+		if l.State() != store.LockDirty {
 			t.Fatalf("after a round the state is %v", l.State())
 		}
-		l.DirtyToFree(pfscore.DirtyState(pfscore.LockWordForTest(&l)))
+		l.DirtyToFree(store.DirtyState(store.LockWordForTest(&l)))
 	}
 	if wins.Load() != int64(rounds) {
 		t.Fatalf("%d winners in %d rounds", wins.Load(), rounds)
@@ -182,9 +182,9 @@ func TestLockOptimisticConcurrentSafe(t *testing.T) {
 	if testing.Short() {
 		n = 30000
 	}
-	var l pfscore.Lock
+	var l store.Lock
 	var rec sumRec
-	pfscore.SetLockWordForTest(&l, (1<<30-100)<<2) // FREE, near wraparound
+	store.SetLockWordForTest(&l, (1<<30-100)<<2) // FREE, near wraparound
 	d, _ := l.FreeToDirty()
 	rec.write(0)
 	l.DirtyToAllocated(d)

@@ -1,23 +1,23 @@
-package pfscore_test
+package store_test
 
 import (
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/otelpfs/otelpfs/pfscore"
+	"github.com/otelpfs/otelpfs/internal/store"
 )
 
-func allocN(t *testing.T, c *pfscore.Container[sumRec], n int) []*pfscore.Record[sumRec] {
+func allocN(t *testing.T, c *store.Container[sumRec], n int) []*store.Record[sumRec] {
 	t.Helper()
-	var rs []*pfscore.Record[sumRec]
+	var rs []*store.Record[sumRec]
 	for range n {
 		r, d := c.Allocate()
 		if r == nil {
 			t.Fatal("allocation failed")
 		}
-		r.Value().write(r.Index())
-		r.Lock().DirtyToAllocated(d)
+		r.Value.write(r.Index())
+		r.Lock.DirtyToAllocated(d)
 		rs = append(rs, r)
 	}
 	return rs
@@ -27,7 +27,7 @@ func allocN(t *testing.T, c *pfscore.Container[sumRec], n int) []*pfscore.Record
 // calls, MinPages, KeepEmpty, pages in use kept, and the memory statistics.
 func TestContainerReclaim(t *testing.T) {
 	const idle = 10 * time.Second
-	c := newSumContainer(t, pfscore.ContainerConfig{PageSize: 4, MaxPages: 8, ReclaimIdle: idle, MinPages: 1})
+	c := newSumContainer(t, store.ContainerConfig{PageSize: 4, MaxPages: 8, ReclaimIdle: idle, MinPages: 1})
 	rs := allocN(t, c, 16) // pages 0..3, full
 	for _, r := range rs[4:] {
 		c.Free(r) // pages 1..3 empty
@@ -51,11 +51,11 @@ func TestContainerReclaim(t *testing.T) {
 		t.Fatalf("stats after reclaim: %+v", st)
 	}
 	for _, r := range rs[:4] {
-		if !pfscore.PublishedForTest(c, r) {
+		if !store.PublishedForTest(c, r) {
 			t.Fatal("a page with live records was retired")
 		}
 	}
-	rows := pfscore.AppendRows(c, nil, func(dst *sumRow, _ uint64, src *sumRec) { src.load(dst) })
+	rows := store.AppendRows(c, nil, func(dst *sumRow, _ uint64, src *sumRec) { src.load(dst) })
 	if len(rows) != 4 {
 		t.Fatalf("%d rows after reclaim, want 4", len(rows))
 	}
@@ -98,7 +98,7 @@ func TestContainerReclaim(t *testing.T) {
 
 // TestContainerReclaimOff checks that ReclaimIdle 0 retires nothing.
 func TestContainerReclaimOff(t *testing.T) {
-	c := newSumContainer(t, pfscore.ContainerConfig{PageSize: 2, MaxPages: 4, KeepEmpty: -1})
+	c := newSumContainer(t, store.ContainerConfig{PageSize: 2, MaxPages: 4, KeepEmpty: -1})
 	for _, r := range allocN(t, c, 8) {
 		c.Free(r)
 	}
@@ -120,10 +120,10 @@ func FuzzContainer(f *testing.F) {
 	f.Add(make([]byte, 64))
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		const pageSize, maxPages = 3, 4
-		c := newSumContainer(t, pfscore.ContainerConfig{PageSize: pageSize, MaxPages: maxPages, ReclaimIdle: 4 * time.Second, KeepEmpty: -1})
-		pfscore.StartNearWraparoundForTest(c, 1<<30-3, 1<<62-3)
+		c := newSumContainer(t, store.ContainerConfig{PageSize: pageSize, MaxPages: maxPages, ReclaimIdle: 4 * time.Second, KeepEmpty: -1})
+		store.StartNearWraparoundForTest(c, 1<<30-3, 1<<62-3)
 		type live struct {
-			r *pfscore.Record[sumRec]
+			r *store.Record[sumRec]
 			x uint64
 		}
 		var model []live
@@ -149,8 +149,8 @@ func FuzzContainer(f *testing.F) {
 					t.Fatalf("a page was created with %d records live in %d pages", len(model), before)
 				}
 				x := uint64(i)
-				r.Value().write(x)
-				r.Lock().DirtyToAllocated(d)
+				r.Value.write(x)
+				r.Lock.DirtyToAllocated(d)
 				model = append(model, live{r, x})
 			case 1: // free
 				if len(model) == 0 {
@@ -164,16 +164,16 @@ func FuzzContainer(f *testing.F) {
 					continue
 				}
 				k := arg % len(model)
-				d := model[k].r.Lock().AllocatedToDirty()
+				d := model[k].r.Lock.AllocatedToDirty()
 				model[k].x += 1000
-				model[k].r.Value().write(model[k].x)
-				model[k].r.Lock().DirtyToAllocated(d)
+				model[k].r.Value.write(model[k].x)
+				model[k].r.Lock.DirtyToAllocated(d)
 			case 3: // time passes, reclaim
 				now = now.Add(time.Duration(arg%8) * time.Second)
 				c.Reclaim(now)
 			}
 			for _, l := range model {
-				if !pfscore.PublishedForTest(c, l.r) {
+				if !store.PublishedForTest(c, l.r) {
 					t.Fatalf("op %d: a live record's page is not published", i)
 				}
 			}
@@ -181,7 +181,7 @@ func FuzzContainer(f *testing.F) {
 		if c.Lost() != lost {
 			t.Fatalf("Lost = %d, model %d", c.Lost(), lost)
 		}
-		rows := pfscore.AppendRows(c, nil, func(dst *sumRow, _ uint64, src *sumRec) { src.load(dst) })
+		rows := store.AppendRows(c, nil, func(dst *sumRow, _ uint64, src *sumRec) { src.load(dst) })
 		got := make([]uint64, 0, len(rows))
 		for _, w := range rows {
 			if !w.ok() {

@@ -1,10 +1,10 @@
-package pfscore_test
+package store_test
 
 import (
 	"testing"
 
 	"github.com/otelpfs/otelpfs/internal/owned"
-	"github.com/otelpfs/otelpfs/pfscore"
+	"github.com/otelpfs/otelpfs/internal/store"
 )
 
 // waitRec is shaped like an events_waits_current row: twelve words a reader
@@ -21,7 +21,7 @@ type waitRec struct {
 // BenchmarkContainerAllocFreeHalfFull allocates and frees in a container whose
 // pages are half full of long-lived records.
 func BenchmarkContainerAllocFreeHalfFull(b *testing.B) {
-	c := pfscore.MustNewContainer[waitRec]("bench", pfscore.ContainerConfig{PageSize: 256, MaxPages: 16})
+	c := store.MustNewContainer[waitRec]("bench", store.ContainerConfig{PageSize: 256, MaxPages: 16})
 	for range 4 * 256 / 2 {
 		c.Allocate()
 	}
@@ -34,18 +34,18 @@ func BenchmarkContainerAllocFreeHalfFull(b *testing.B) {
 
 // BenchmarkRecordRead is a reader's validated copy of the same record.
 func BenchmarkRecordRead(b *testing.B) {
-	c := pfscore.MustNewContainer[waitRec]("bench", pfscore.ContainerConfig{PageSize: 16, MaxPages: 1})
+	c := store.MustNewContainer[waitRec]("bench", store.ContainerConfig{PageSize: 16, MaxPages: 1})
 	r, d := c.Allocate()
-	r.Lock().DirtyToAllocated(d)
-	v := r.Value()
+	r.Lock.DirtyToAllocated(d)
+	v := &r.Value
 	var row [12]uint64
 	b.ReportAllocs()
 	for b.Loop() {
-		s := r.Lock().BeginOptimistic()
+		s := r.Lock.BeginOptimistic()
 		for j := range v.w {
 			row[j] = v.w[j].Load()
 		}
-		if !r.Lock().EndOptimistic(s) {
+		if !r.Lock.EndOptimistic(s) {
 			b.Fatal("torn")
 		}
 	}

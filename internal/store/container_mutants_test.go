@@ -1,4 +1,4 @@
-package pfscore
+package store
 
 import (
 	"fmt"
@@ -210,8 +210,8 @@ func TestReclaimKeepsHeldRecordsConcurrentSafe(t *testing.T) {
 			if r == nil {
 				return // the page is retiring
 			}
-			r.value.a.Set(uint64(r.index))
-			r.lock.DirtyToAllocated(d)
+			r.Value.a.Set(uint64(r.index))
+			r.Lock.DirtyToAllocated(d)
 			held = r
 		},
 		func(_ *page[mutantRec], round int) string {
@@ -292,7 +292,7 @@ func TestPageFullFlagNeverStaleConcurrentSafe(t *testing.T) {
 		if r == nil {
 			t.Fatal("an allocation in a page with room failed")
 		}
-		r.lock.DirtyToAllocated(d)
+		r.Lock.DirtyToAllocated(d)
 		held[i] = r
 	}
 	var begun, freed atomic.Uint64 // k: round k begun; round k's record freed
@@ -341,7 +341,7 @@ func TestPageFullFlagNeverStaleConcurrentSafe(t *testing.T) {
 				after := freed.Load() == k // this attempt begins after the free
 				tries++
 				if r, d := c.Allocate(); r != nil {
-					r.lock.DirtyToAllocated(d)
+					r.Lock.DirtyToAllocated(d)
 					got = r
 					break
 				}

@@ -1,4 +1,4 @@
-package pfscore
+package store
 
 import (
 	"fmt"
@@ -79,7 +79,7 @@ func TestAllocateRetriesNewPagesConcurrentSafe(t *testing.T) {
 		// would cost a walk over the page each.
 		p0 := cc.pages[0].Load()
 		for i := range p0.recs {
-			p0.recs[i].lock.FreeToDirty()
+			p0.recs[i].Lock.FreeToDirty()
 		}
 		// A lap over the full page sets its full flag, so that both walks
 		// below are short.

@@ -1,4 +1,4 @@
-package pfscore_test
+package store_test
 
 import (
 	"errors"
@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/otelpfs/otelpfs/pfscore"
+	"github.com/otelpfs/otelpfs/internal/store"
 )
 
-func newSumContainer(t testing.TB, cfg pfscore.ContainerConfig) *pfscore.Container[sumRec] {
+func newSumContainer(t testing.TB, cfg store.ContainerConfig) *store.Container[sumRec] {
 	t.Helper()
-	c, err := pfscore.NewContainer[sumRec]("test_records", cfg)
+	c, err := store.NewContainer[sumRec]("test_records", cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,18 +22,18 @@ func newSumContainer(t testing.TB, cfg pfscore.ContainerConfig) *pfscore.Contain
 }
 
 func TestNewContainerErrors(t *testing.T) {
-	for name, cfg := range map[string]pfscore.ContainerConfig{
+	for name, cfg := range map[string]store.ContainerConfig{
 		"negative page size": {PageSize: -1},
 		"negative max pages": {MaxPages: -1},
 		"too many records":   {PageSize: 1 << 20, MaxPages: 1 << 13},
 		"negative idle":      {ReclaimIdle: -time.Second},
 		"negative min pages": {MinPages: -1},
 	} {
-		if _, err := pfscore.NewContainer[sumRec]("x", cfg); !errors.Is(err, pfscore.ErrContainerConfig) {
+		if _, err := store.NewContainer[sumRec]("x", cfg); !errors.Is(err, store.ErrContainerConfig) {
 			t.Errorf("%s: err = %v, want ErrContainerConfig", name, err)
 		}
 	}
-	if _, err := pfscore.NewContainer[sumRec]("", pfscore.ContainerConfig{}); !errors.Is(err, pfscore.ErrContainerConfig) {
+	if _, err := store.NewContainer[sumRec]("", store.ContainerConfig{}); !errors.Is(err, store.ErrContainerConfig) {
 		t.Errorf("empty name: err = %v", err)
 	}
 	type withPointer struct {
@@ -41,13 +41,13 @@ func TestNewContainerErrors(t *testing.T) {
 		s []byte
 	}
 	_ = withPointer{n: 1, s: nil}
-	if _, err := pfscore.NewContainer[withPointer]("x", pfscore.ContainerConfig{}); !errors.Is(err, pfscore.ErrContainerConfig) {
+	if _, err := store.NewContainer[withPointer]("x", store.ContainerConfig{}); !errors.Is(err, store.ErrContainerConfig) {
 		t.Errorf("record with a pointer: err = %v", err)
 	}
-	if _, err := pfscore.NewContainer[[4]sumRec]("x", pfscore.ContainerConfig{}); err != nil {
+	if _, err := store.NewContainer[[4]sumRec]("x", store.ContainerConfig{}); err != nil {
 		t.Errorf("pointer-free array record: %v", err)
 	}
-	c := pfscore.MustNewContainer[sumRec]("mutex_instances", pfscore.ContainerConfig{})
+	c := store.MustNewContainer[sumRec]("mutex_instances", store.ContainerConfig{})
 	if c.Name() != "memory/performance_schema/mutex_instances" || c.PageSize() != 256 {
 		t.Errorf("defaults: name %q, page size %d", c.Name(), c.PageSize())
 	}
@@ -58,8 +58,8 @@ func TestNewContainerErrors(t *testing.T) {
 // record is found again whichever it is.
 func TestContainerFillAndLose(t *testing.T) {
 	const pageSize, maxPages = 8, 3
-	c := newSumContainer(t, pfscore.ContainerConfig{PageSize: pageSize, MaxPages: maxPages})
-	var recs []*pfscore.Record[sumRec]
+	c := newSumContainer(t, store.ContainerConfig{PageSize: pageSize, MaxPages: maxPages})
+	var recs []*store.Record[sumRec]
 	seen := map[uint64]bool{}
 	for i := range pageSize * maxPages {
 		r, d := c.Allocate()
@@ -70,8 +70,8 @@ func TestContainerFillAndLose(t *testing.T) {
 			t.Fatalf("index %d handed out twice", r.Index())
 		}
 		seen[r.Index()] = true
-		r.Value().write(uint64(i))
-		r.Lock().DirtyToAllocated(d)
+		r.Value.write(uint64(i))
+		r.Lock.DirtyToAllocated(d)
 		recs = append(recs, r)
 		if want := i/pageSize + 1; c.Pages() != want {
 			t.Fatalf("after %d allocations: %d pages, want %d", i+1, c.Pages(), want)
@@ -91,7 +91,7 @@ func TestContainerFillAndLose(t *testing.T) {
 		if r != recs[k] {
 			t.Fatalf("after freeing record %d the allocation got %v", k, r)
 		}
-		r.Lock().DirtyToAllocated(d)
+		r.Lock.DirtyToAllocated(d)
 	}
 	if c.InUse() != pageSize*maxPages {
 		t.Fatalf("InUse = %d", c.InUse())
@@ -106,20 +106,20 @@ func TestContainerFillAndLose(t *testing.T) {
 // TestContainerRead checks All, AppendRows and Get against the records
 // written, including DIRTY and freed ones, which readers must not return.
 func TestContainerRead(t *testing.T) {
-	c := newSumContainer(t, pfscore.ContainerConfig{PageSize: 4, MaxPages: 4})
+	c := newSumContainer(t, store.ContainerConfig{PageSize: 4, MaxPages: 4})
 	want := map[uint64]uint64{} // index -> a
-	var recs []*pfscore.Record[sumRec]
+	var recs []*store.Record[sumRec]
 	for i := range 10 {
 		r, d := c.Allocate()
-		r.Value().write(uint64(100 + i))
-		r.Lock().DirtyToAllocated(d)
+		r.Value.write(uint64(100 + i))
+		r.Lock.DirtyToAllocated(d)
 		recs = append(recs, r)
 		want[r.Index()] = uint64(100 + i)
 	}
 	c.Free(recs[3])
 	delete(want, recs[3].Index())
 	dirty, _ := c.Allocate() // allocated, never published
-	rows := pfscore.AppendRows(c, nil, func(dst *sumRow, _ uint64, src *sumRec) { src.load(dst) })
+	rows := store.AppendRows(c, nil, func(dst *sumRow, _ uint64, src *sumRec) { src.load(dst) })
 	if len(rows) != len(want) {
 		t.Fatalf("AppendRows returned %d rows, want %d", len(rows), len(want))
 	}
@@ -131,9 +131,9 @@ func TestContainerRead(t *testing.T) {
 		}
 		last = int64(idx)
 		var row sumRow
-		s := r.Lock().BeginOptimistic()
-		r.Value().load(&row)
-		if !r.Lock().EndOptimistic(s) || !row.ok() || want[idx] != row.a {
+		s := r.Lock.BeginOptimistic()
+		r.Value.load(&row)
+		if !r.Lock.EndOptimistic(s) || !row.ok() || want[idx] != row.a {
 			t.Fatalf("All: index %d row %+v", idx, row)
 		}
 		if c.Get(idx) != r {
@@ -155,24 +155,24 @@ func TestContainerRead(t *testing.T) {
 // TestContainerZeroAllocs pins the write side at 0 allocations per
 // operation once the pages exist.
 func TestContainerZeroAllocs(t *testing.T) {
-	c := newSumContainer(t, pfscore.ContainerConfig{PageSize: 64, MaxPages: 2})
+	c := newSumContainer(t, store.ContainerConfig{PageSize: 64, MaxPages: 2})
 	r, d := c.Allocate()
-	r.Lock().DirtyToAllocated(d)
+	r.Lock.DirtyToAllocated(d)
 	c.Free(r)
 	if n := testing.AllocsPerRun(1000, func() {
 		r, d := c.Allocate()
-		r.Value().write(7)
-		r.Lock().DirtyToAllocated(d)
-		d = r.Lock().AllocatedToDirty()
-		r.Value().write(8)
-		r.Lock().DirtyToAllocated(d)
+		r.Value.write(7)
+		r.Lock.DirtyToAllocated(d)
+		d = r.Lock.AllocatedToDirty()
+		r.Value.write(8)
+		r.Lock.DirtyToAllocated(d)
 		c.Free(r)
 	}); n != 0 {
 		t.Fatalf("allocate/write/free: %v allocs per run", n)
 	}
 	rows := make([]sumRow, 0, 16)
 	if n := testing.AllocsPerRun(100, func() {
-		rows = pfscore.AppendRows(c, rows[:0], func(dst *sumRow, _ uint64, src *sumRec) { src.load(dst) })
+		rows = store.AppendRows(c, rows[:0], func(dst *sumRow, _ uint64, src *sumRec) { src.load(dst) })
 	}); n != 0 {
 		t.Fatalf("AppendRows into a large enough slice: %v allocs per run", n)
 	}
@@ -188,8 +188,8 @@ func TestContainerConcurrentSafe(t *testing.T) {
 	if testing.Short() {
 		dur = 200 * time.Millisecond
 	}
-	c := newSumContainer(t, pfscore.ContainerConfig{PageSize: 16, MaxPages: 12, ReclaimIdle: time.Millisecond, KeepEmpty: -1})
-	pfscore.StartNearWraparoundForTest(c, 1<<30-50, 1<<62-20)
+	c := newSumContainer(t, store.ContainerConfig{PageSize: 16, MaxPages: 12, ReclaimIdle: time.Millisecond, KeepEmpty: -1})
+	store.StartNearWraparoundForTest(c, 1<<30-50, 1<<62-20)
 
 	var start, done sync.WaitGroup
 	start.Add(1)
@@ -204,7 +204,7 @@ func TestContainerConcurrentSafe(t *testing.T) {
 		go func() {
 			defer done.Done()
 			rng := rand.New(rand.NewPCG(uint64(w), 1))
-			var held []*pfscore.Record[sumRec]
+			var held []*store.Record[sumRec]
 			limit := 8
 			start.Wait()
 			for !stop.Load() {
@@ -217,21 +217,21 @@ func TestContainerConcurrentSafe(t *testing.T) {
 					if r == nil {
 						continue
 					}
-					r.Value().write(rng.Uint64())
+					r.Value.write(rng.Uint64())
 					if rng.IntN(8) == 0 {
 						c.Free(r) // abandon while DIRTY
 						continue
 					}
-					r.Lock().DirtyToAllocated(d)
+					r.Lock.DirtyToAllocated(d)
 					held = append(held, r)
 				case op < 7 && len(held) > 0:
 					r := held[rng.IntN(len(held))]
-					d := r.Lock().AllocatedToDirty()
-					r.Value().write(rng.Uint64())
-					r.Lock().DirtyToAllocated(d)
+					d := r.Lock.AllocatedToDirty()
+					r.Value.write(rng.Uint64())
+					r.Lock.DirtyToAllocated(d)
 				case len(held) > 0:
 					k := rng.IntN(len(held))
-					if !pfscore.PublishedForTest(c, held[k]) {
+					if !store.PublishedForTest(c, held[k]) {
 						fail("a held record's page was retired")
 						return
 					}
@@ -253,7 +253,7 @@ func TestContainerConcurrentSafe(t *testing.T) {
 			var buf []sumRow
 			start.Wait()
 			for !stop.Load() {
-				buf = pfscore.AppendRows(c, buf[:0], func(dst *sumRow, _ uint64, src *sumRec) { src.load(dst) })
+				buf = store.AppendRows(c, buf[:0], func(dst *sumRow, _ uint64, src *sumRec) { src.load(dst) })
 				for i := range buf {
 					if !buf[i].ok() {
 						fail("AppendRows returned a torn row: %+v", buf[i])
@@ -262,9 +262,9 @@ func TestContainerConcurrentSafe(t *testing.T) {
 				}
 				for _, r := range c.All() {
 					var row sumRow
-					s := r.Lock().BeginOptimistic()
-					r.Value().load(&row)
-					if r.Lock().EndOptimistic(s) && !row.ok() {
+					s := r.Lock.BeginOptimistic()
+					r.Value.load(&row)
+					if r.Lock.EndOptimistic(s) && !row.ok() {
 						fail("All: validated copy is torn: %+v", row)
 						return
 					}
@@ -303,7 +303,7 @@ func TestContainerConcurrentSafe(t *testing.T) {
 // pageGrowth runs n goroutines that each allocate up to share records and
 // free them all, again and again, so that the live set never exceeds
 // n*share records, and returns the container's page high-water mark.
-func pageGrowth(t *testing.T, c *pfscore.Container[sumRec], n, share int, dur time.Duration) uint64 {
+func pageGrowth(t *testing.T, c *store.Container[sumRec], n, share int, dur time.Duration) uint64 {
 	var start, done sync.WaitGroup
 	start.Add(1)
 	var stop atomic.Bool
@@ -312,7 +312,7 @@ func pageGrowth(t *testing.T, c *pfscore.Container[sumRec], n, share int, dur ti
 		go func() {
 			defer done.Done()
 			rng := rand.New(rand.NewPCG(uint64(g), 2))
-			held := make([]*pfscore.Record[sumRec], 0, share)
+			held := make([]*store.Record[sumRec], 0, share)
 			start.Wait()
 			for !stop.Load() {
 				k := share - rng.IntN(share/4+1) // most rounds fill the share
@@ -322,7 +322,7 @@ func pageGrowth(t *testing.T, c *pfscore.Container[sumRec], n, share int, dur ti
 						t.Error("allocation lost with room for the whole live set")
 						return
 					}
-					r.Lock().DirtyToAllocated(d)
+					r.Lock.DirtyToAllocated(d)
 					held = append(held, r)
 				}
 				rng.Shuffle(len(held), func(i, j int) { held[i], held[j] = held[j], held[i] })
@@ -350,7 +350,7 @@ func TestContainerPageGrowthConcurrentSafe(t *testing.T) {
 	if testing.Short() {
 		dur = 150 * time.Millisecond
 	}
-	c := newSumContainer(t, pfscore.ContainerConfig{PageSize: pageSize, MaxPages: 64})
+	c := newSumContainer(t, store.ContainerConfig{PageSize: pageSize, MaxPages: 64})
 	high := pageGrowth(t, c, n, k*pageSize/n, dur)
 	t.Logf("live set <= %d pages of %d records, %d goroutines on %d CPUs: high-water %d pages", k, pageSize, n, runtime.NumCPU(), high)
 	if high > k+1 {
@@ -373,8 +373,8 @@ func TestContainerPageGrowthSharedCounter(t *testing.T) {
 	}
 	var highs []uint64
 	for deadline := time.Now().Add(budget); time.Now().Before(deadline); {
-		c := newSumContainer(t, pfscore.ContainerConfig{PageSize: pageSize, MaxPages: 64})
-		pfscore.UseSharedCounterForTest(c)
+		c := newSumContainer(t, store.ContainerConfig{PageSize: pageSize, MaxPages: 64})
+		store.UseSharedCounterForTest(c)
 		high := pageGrowth(t, c, n, k*pageSize/n, dur)
 		highs = append(highs, high)
 		if high > k+1 {

@@ -1,4 +1,4 @@
-package pfscore
+package store
 
 import (
 	"math/rand/v2"
@@ -6,30 +6,28 @@ import (
 	"time"
 )
 
-// cacheLine is the padding unit for words that different cores write. 128
+// CacheLine is the padding unit for words that different cores write. 128
 // bytes covers the adjacent-line prefetcher of x86 and the 128-byte lines of
 // some arm64 cores.
-const cacheLine = 128
+const CacheLine = 128
 
 // Record is one slot of a Container: the record's Lock, its position, and the
-// value T the owner writes. A Record lives in a page array for the whole life
+// Value the owner writes. A Record lives in a page array for the whole life
 // of the page, so its address is stable: pfscore hands *Record to the hot path
 // and keeps nothing else to find it again.
 type Record[T any] struct {
-	lock  Lock
+	// Lock is the record's pfs_lock. The owner uses it to rewrite the record
+	// (AllocatedToDirty ... DirtyToAllocated), readers to validate copies;
+	// only the Container claims a FREE record or makes one FREE.
+	Lock  Lock
 	page  uint32 // slot of the record's page in the container's page table; immutable
 	pos   uint32 // position inside the page; immutable
 	index uint32 // dense row index, page*PageSize + pos; immutable
-	value T
+	// Value is the record's data. The owner writes it only while the record
+	// is DIRTY; readers load its cells between BeginOptimistic and
+	// EndOptimistic.
+	Value T
 }
-
-// Lock returns the record's pfs_lock. The owner uses it to rewrite the record
-// (AllocatedToDirty ... DirtyToAllocated), readers to validate copies.
-func (r *Record[T]) Lock() *Lock { return &r.lock }
-
-// Value returns the record's value. The owner writes it only while the record
-// is DIRTY; readers load its cells between BeginOptimistic and EndOptimistic.
-func (r *Record[T]) Value() *T { return &r.value }
 
 // Index returns the record's dense row index (page * PageSize + position), the
 // row's position in a table scan. An index is reused when its record is.
@@ -69,7 +67,7 @@ type page[T any] struct {
 	// state is written by every free of one of the page's records and by
 	// allocators that find the page full: it has its own cache line.
 	state atomic.Uint64
-	_     [cacheLine - 8]byte
+	_     [CacheLine - 8]byte
 
 	// Immutable after publication (the atomic pointer store that publishes
 	// the page orders these writes before any reader's load of the pointer).
@@ -100,7 +98,7 @@ func (p *page[T]) allocate() (*Record[T], DirtyState) {
 	i := uint32(uint64(rand.Uint32()) * uint64(n) >> 32)
 	for range n {
 		r := &p.recs[i]
-		if d, ok := r.lock.FreeToDirty(); ok {
+		if d, ok := r.Lock.FreeToDirty(); ok {
 			// The reclaimer may have marked the page retiring after our
 			// first load. Our CAS and this load, against its CAS of the
 			// page word and its scan of the records, are sequentially
@@ -108,7 +106,7 @@ func (p *page[T]) allocate() (*Record[T], DirtyState) {
 			// give the record back, or the reclaimer's scan sees the
 			// record DIRTY and aborts (or both). See Container.Reclaim.
 			if p.state.Load()&pageRetiring != 0 {
-				r.lock.DirtyToFree(d)
+				r.Lock.DirtyToFree(d)
 				p.freed()
 				return nil, 0
 			}
@@ -134,7 +132,7 @@ func (p *page[T]) freed() {
 // allFree reports whether every record of the page is FREE. Reclaimer only.
 func (p *page[T]) allFree() bool {
 	for i := range p.recs {
-		if !p.recs[i].lock.IsFree() {
+		if !p.recs[i].Lock.IsFree() {
 			return false
 		}
 	}
@@ -153,7 +151,7 @@ func (p *page[T]) allocateShared() (*Record[T], DirtyState) {
 	m := p.monotonic.Add(1) - 1
 	for end := m + n; m < end; m = p.monotonic.Add(1) - 1 {
 		r := &p.recs[m%n]
-		if d, ok := r.lock.FreeToDirty(); ok {
+		if d, ok := r.Lock.FreeToDirty(); ok {
 			return r, d
 		}
 	}

@@ -1,4 +1,4 @@
-package pfscore
+package store
 
 import (
 	"errors"
@@ -91,21 +91,21 @@ type Container[T any] struct {
 	minPages  int
 	keepEmpty int
 	shared    bool // test-only: MySQL's shared-counter allocation (export_test.go)
-	_         [cacheLine]byte
+	_         [CacheLine]byte
 
 	// hint is the slot of the page where an allocation last succeeded. It is
 	// stored only when it changes, so in a steady state it is read-only.
 	hint atomic.Uint32
-	_    [cacheLine - 4]byte
+	_    [CacheLine - 4]byte
 
 	// lost counts failed allocations (Performance_schema_*_lost).
 	lost atomic.Uint64
-	_    [cacheLine - 8]byte
+	_    [CacheLine - 8]byte
 
 	// monotonic is the container-wide counter of the test-only MySQL-like
 	// allocation (allocateShared).
 	monotonic atomic.Uint64
-	_         [cacheLine - 8]byte
+	_         [CacheLine - 8]byte
 
 	// mu serializes page creation and Reclaim: the page table, the
 	// reclaimer's page bookkeeping and the stats cells have one writer.
@@ -340,13 +340,13 @@ func (c *Container[T]) grow() (*Record[T], DirtyState) {
 		r := &p.recs[i]
 		r.page, r.pos, r.index = uint32(slot), uint32(i), base+uint32(i)
 		if c.initLock != 0 {
-			r.lock.w.Store(c.initLock)
+			r.Lock.w.Store(c.initLock)
 		}
 	}
 	// The page is private until the Store below: claiming its first record
 	// cannot fail.
 	r := &p.recs[0]
-	d, _ := r.lock.FreeToDirty()
+	d, _ := r.Lock.FreeToDirty()
 	// Publish: the atomic store orders every write above before any load
 	// that returns p.
 	c.pages[slot].Store(p)
@@ -365,14 +365,14 @@ func (c *Container[T]) grow() (*Record[T], DirtyState) {
 func (c *Container[T]) Free(r *Record[T]) {
 	p := c.pages[r.page].Load()
 	if invariants {
-		if r.lock.IsFree() {
+		if r.Lock.IsFree() {
 			panic("pfs: BUG: Container.Free of a FREE record")
 		}
 		if p == nil || &p.recs[r.pos] != r {
 			panic("pfs: BUG: Container.Free of a record that is not in this container")
 		}
 	}
-	r.lock.AllocatedToFree()
+	r.Lock.AllocatedToFree()
 	p.freed()
 }
 
@@ -392,7 +392,7 @@ func (c *Container[T]) Get(index uint64) *Record[T] {
 		return nil
 	}
 	p := c.pages[s].Load()
-	if p == nil || !p.recs[pos].lock.IsPopulated() {
+	if p == nil || !p.recs[pos].Lock.IsPopulated() {
 		return nil
 	}
 	return &p.recs[pos]
@@ -412,7 +412,7 @@ func (c *Container[T]) All() iter.Seq2[uint64, *Record[T]] {
 			}
 			for j := range p.recs {
 				r := &p.recs[j]
-				if r.lock.IsPopulated() && !yield(uint64(r.index), r) {
+				if r.Lock.IsPopulated() && !yield(uint64(r.index), r) {
 					return
 				}
 			}
@@ -436,13 +436,13 @@ func AppendRows[T, R any](c *Container[T], dst []R, copyRow func(dst *R, index u
 		}
 		for j := range p.recs {
 			r := &p.recs[j]
-			s := r.lock.BeginOptimistic()
+			s := r.Lock.BeginOptimistic()
 			if !s.Allocated() {
 				continue
 			}
 			dst = append(dst, zero)
-			copyRow(&dst[len(dst)-1], uint64(r.index), &r.value)
-			if !r.lock.EndOptimistic(s) {
+			copyRow(&dst[len(dst)-1], uint64(r.index), &r.Value)
+			if !r.Lock.EndOptimistic(s) {
 				dst = dst[:len(dst)-1]
 			}
 		}
@@ -460,7 +460,7 @@ func (c *Container[T]) InUse() int {
 			continue
 		}
 		for j := range p.recs {
-			if !p.recs[j].lock.IsFree() {
+			if !p.recs[j].Lock.IsFree() {
 				n++
 			}
 		}

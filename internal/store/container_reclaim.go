@@ -1,4 +1,4 @@
-package pfscore
+package store
 
 import "time"
 

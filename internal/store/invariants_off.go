@@ -1,6 +1,6 @@
 //go:build !invariants && !race
 
-package pfscore
+package store
 
 // invariants is off in ordinary builds; see invariants.go.
 const invariants = false

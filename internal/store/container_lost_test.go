@@ -1,4 +1,4 @@
-package pfscore
+package store
 
 import (
 	"sync"
@@ -21,7 +21,7 @@ func TestNoSpuriousLostDuringRetire(t *testing.T) {
 	c := MustNewContainer[lostRec]("lost", ContainerConfig{PageSize: ps, MaxPages: 2, ReclaimIdle: time.Nanosecond, KeepEmpty: -1})
 	for range ps { // one page held for good
 		r, d := c.Allocate()
-		r.lock.DirtyToAllocated(d)
+		r.Lock.DirtyToAllocated(d)
 	}
 	dur := time.Second
 	if testing.Short() {
@@ -39,8 +39,8 @@ func TestNoSpuriousLostDuringRetire(t *testing.T) {
 				continue
 			}
 			allocs.Add(1)
-			r.value.a.Set(uint64(allocs.Load()))
-			r.lock.DirtyToAllocated(d)
+			r.Value.a.Set(uint64(allocs.Load()))
+			r.Lock.DirtyToAllocated(d)
 			c.Free(r)
 		}
 	}()

@@ -1,4 +1,4 @@
-package pfscore
+package store
 
 // Test hooks. They are set before the container is shared.
 
