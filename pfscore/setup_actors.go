@@ -9,11 +9,11 @@ import (
 // with a user) are instrumented and keep history. HOST, USER and ROLE are
 // literal values or '%' for any; they are not LIKE patterns.
 type SetupActorsRow struct {
-	Host    string // HOST
-	User    string // USER
-	Role    string // ROLE (kept for MySQL's shape; otelpfs threads have no role)
-	Enabled bool   // ENABLED
-	History bool   // HISTORY
+	Host    string `pfs:"HOST,dim"`
+	User    string `pfs:"USER,dim"`
+	Role    string `pfs:"ROLE,dim"` // kept for MySQL's shape; otelpfs threads have no role
+	Enabled bool   `pfs:"ENABLED,attr"`
+	History bool   `pfs:"HISTORY,attr"`
 }
 
 // Errors of setup_actors and setup_objects changes.

@@ -90,8 +90,8 @@ func ParseConsumer(name string) (Consumer, error) {
 
 // SetupConsumersRow is a row of setup_consumers.
 type SetupConsumersRow struct {
-	Name    Consumer // NAME
-	Enabled bool     // ENABLED
+	Name    Consumer `pfs:"NAME,dim"`
+	Enabled bool     `pfs:"ENABLED,attr"`
 }
 
 // SetupConsumers returns setup_consumers in MySQL's order.

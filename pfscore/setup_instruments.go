@@ -83,12 +83,12 @@ func startupFlags(rules []instrumentRule, name string, enabled, timed bool) (boo
 
 // SetupInstrumentsRow is a row of setup_instruments.
 type SetupInstrumentsRow struct {
-	Name          string     // NAME
-	Enabled       bool       // ENABLED
-	Timed         *bool      // TIMED; nil (NULL) for classes that cannot be timed
-	Properties    Properties // PROPERTIES
-	Volatility    int        // VOLATILITY
-	Documentation string     // DOCUMENTATION; "" is NULL
+	Name          string     `pfs:"NAME,dim"`
+	Enabled       bool       `pfs:"ENABLED,attr"`
+	Timed         *bool      `pfs:"TIMED,attr"` // nil (NULL) for classes that cannot be timed
+	Properties    Properties `pfs:"PROPERTIES,attr"`
+	Volatility    int        `pfs:"VOLATILITY,attr"`
+	Documentation string     `pfs:"DOCUMENTATION,text,null"`
 }
 
 // SetupInstruments returns setup_instruments, in registration order.

@@ -43,11 +43,11 @@ func ParseObjectType(name string) (ObjectType, error) {
 // objects are collected (ENABLED) and timed (TIMED). OBJECT_SCHEMA and
 // OBJECT_NAME are literal values or '%' for any.
 type SetupObjectsRow struct {
-	ObjectType   ObjectType // OBJECT_TYPE
-	ObjectSchema string     // OBJECT_SCHEMA
-	ObjectName   string     // OBJECT_NAME
-	Enabled      bool       // ENABLED
-	Timed        bool       // TIMED
+	ObjectType   ObjectType `pfs:"OBJECT_TYPE,dim"`
+	ObjectSchema string     `pfs:"OBJECT_SCHEMA,dim"`
+	ObjectName   string     `pfs:"OBJECT_NAME,dim"`
+	Enabled      bool       `pfs:"ENABLED,attr"`
+	Timed        bool       `pfs:"TIMED,attr"`
 }
 
 // defaultObjects are MySQL 8.0's defaults, plus FILE and SOCKET rows that

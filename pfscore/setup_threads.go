@@ -6,12 +6,12 @@ import "fmt"
 // INSTRUMENTED and HISTORY that threads of the class start with when no user
 // decides it through setup_actors (background threads).
 type SetupThreadsRow struct {
-	Name          string     // NAME
-	Enabled       bool       // ENABLED
-	History       bool       // HISTORY
-	Properties    Properties // PROPERTIES
-	Volatility    int        // VOLATILITY
-	Documentation string     // DOCUMENTATION
+	Name          string     `pfs:"NAME,dim"`
+	Enabled       bool       `pfs:"ENABLED,attr"`
+	History       bool       `pfs:"HISTORY,attr"`
+	Properties    Properties `pfs:"PROPERTIES,attr"`
+	Volatility    int        `pfs:"VOLATILITY,attr"`
+	Documentation string     `pfs:"DOCUMENTATION,text,null"`
 }
 
 // SetupThreads returns setup_threads: the registered thread classes.

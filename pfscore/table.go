@@ -3,6 +3,7 @@ package pfscore
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"sync"
@@ -29,10 +30,12 @@ const (
 	ColPicos                    // a TIMER_* column: uint64 picoseconds
 )
 
-// A Column is a table column.
+// A Column is a table column: its name, how its values render, and what
+// they mean (see Role).
 type Column struct {
 	Name string
 	Type ColumnType
+	Role Role
 }
 
 // A Value is one cell: nil (NULL), uint64, int64 or string, as the column's
@@ -78,13 +81,13 @@ func defineTable(t *tableDef) {
 	tableDefs[t.name] = t
 }
 
-// cols builds a column list from name/type pairs.
-func cols(spec ...any) []Column {
-	var c []Column
-	for i := 0; i < len(spec); i += 2 {
-		c = append(c, Column{Name: spec[i].(string), Type: spec[i+1].(ColumnType)})
-	}
-	return c
+// defineRows defines a table whose rows are R structs (see Role for the
+// tags that declare its columns): rows lists them; truncate, if not nil, is
+// its TRUNCATE.
+func defineRows[R any](name string, rows func(*Schema) []R, truncate func(*Schema)) {
+	p := planOf(reflect.TypeFor[R]())
+	defineTable(&tableDef{name: name, columns: p.cols, truncate: truncate,
+		rows: func(s *Schema) []Row { return rowsOf(p, rows(s)) }})
 }
 
 // TableNames returns the names of every table, sorted.
@@ -161,34 +164,4 @@ func yesNo(b bool) Value {
 		return "YES"
 	}
 	return "NO"
-}
-
-// nullString renders "" as NULL.
-func nullString(s string) Value {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-// nullUint renders 0 as NULL.
-func nullUint(v uint64) Value {
-	if v == 0 {
-		return nil
-	}
-	return v
-}
-
-// statCols are COUNT_STAR and the four timer columns of a summary.
-func statCols(prefix string) []any {
-	if prefix == "" {
-		return []any{"COUNT_STAR", ColUint, "SUM_TIMER_WAIT", ColPicos, "MIN_TIMER_WAIT", ColPicos, "AVG_TIMER_WAIT", ColPicos, "MAX_TIMER_WAIT", ColPicos}
-	}
-	return []any{"COUNT_" + prefix, ColUint, "SUM_TIMER_" + prefix, ColPicos, "MIN_TIMER_" + prefix, ColPicos, "AVG_TIMER_" + prefix, ColPicos, "MAX_TIMER_" + prefix, ColPicos}
-}
-
-// values appends a stat's five columns; summaries settle r first (see
-// StatRow.settled).
-func (r StatRow) values(row Row) Row {
-	return append(row, r.Count, r.Sum, r.Min, r.Avg(), r.Max)
 }

@@ -6,34 +6,34 @@ import (
 
 // events_waits_current, events_waits_history, events_waits_history_long.
 
-var waitEventColumns = cols(
-	"THREAD_ID", ColUint, "EVENT_ID", ColUint, "END_EVENT_ID", ColUint, "EVENT_NAME", ColString,
-	"SOURCE", ColString, "TIMER_START", ColPicos, "TIMER_END", ColPicos, "TIMER_WAIT", ColPicos,
-	"SPINS", ColUint, "OBJECT_SCHEMA", ColString, "OBJECT_NAME", ColString, "INDEX_NAME", ColString,
-	"OBJECT_TYPE", ColString, "OBJECT_INSTANCE_BEGIN", ColUint, "NESTING_EVENT_ID", ColUint,
-	"NESTING_EVENT_TYPE", ColString, "OPERATION", ColString, "NUMBER_OF_BYTES", ColInt, "FLAGS", ColUint)
-
 // WaitEvent is a row of the events_waits_* tables. Zero values of the
 // nullable columns mean NULL (EndEventID and NestingEventID are never 0
-// otherwise; TimerStart is 0 only for an untimed event).
+// otherwise). The columns MySQL has and otelpfs never fills (SPINS,
+// OBJECT_SCHEMA, INDEX_NAME, FLAGS) are always NULL.
 type WaitEvent struct {
-	ThreadID            uint64      // THREAD_ID
-	EventID             uint64      // EVENT_ID
-	EndEventID          uint64      // END_EVENT_ID; 0 (NULL) while in progress
-	EventName           string      // EVENT_NAME
-	Source              string      // SOURCE
-	TimerStart          uint64      // TIMER_START, ps
-	TimerEnd            uint64      // TIMER_END, ps; for an event in progress, now
-	TimerWait           uint64      // TIMER_WAIT, ps
-	ObjectName          string      // OBJECT_NAME
-	ObjectType          string      // OBJECT_TYPE
-	ObjectInstanceBegin uint64      // OBJECT_INSTANCE_BEGIN
-	NestingEventID      uint64      // NESTING_EVENT_ID
-	NestingEventType    NestingType // NESTING_EVENT_TYPE
-	Operation           Operation   // OPERATION
-	NumberOfBytes       int64       // NUMBER_OF_BYTES
-	HasBytes            bool        // NUMBER_OF_BYTES is not NULL
-	InProgress          bool        // the event has not ended
+	ThreadID            uint64      `pfs:"THREAD_ID,id"`
+	EventID             uint64      `pfs:"EVENT_ID,id"`
+	EndEventID          uint64      `pfs:"END_EVENT_ID,id,valid=!InProgress"`
+	EventName           string      `pfs:"EVENT_NAME,dim"`
+	Source              string      `pfs:"SOURCE,text,null"`
+	TimerStart          uint64      `pfs:"TIMER_START,time,valid=Timed"`
+	TimerEnd            uint64      `pfs:"TIMER_END,time,valid=Timed"` // for an event in progress, now
+	TimerWait           uint64      `pfs:"TIMER_WAIT,duration,valid=Timed"`
+	_                   struct{}    `pfs:"SPINS,counter,uint"`
+	_                   struct{}    `pfs:"OBJECT_SCHEMA,attr,string"`
+	ObjectName          string      `pfs:"OBJECT_NAME,text,null"`
+	_                   struct{}    `pfs:"INDEX_NAME,attr,string"`
+	ObjectType          string      `pfs:"OBJECT_TYPE,attr,null"`
+	ObjectInstanceBegin uint64      `pfs:"OBJECT_INSTANCE_BEGIN,id"`
+	NestingEventID      uint64      `pfs:"NESTING_EVENT_ID,id,null"`
+	NestingEventType    NestingType `pfs:"NESTING_EVENT_TYPE,attr,null"`
+	Operation           Operation   `pfs:"OPERATION,attr"`
+	NumberOfBytes       int64       `pfs:"NUMBER_OF_BYTES,attr,valid=HasBytes"`
+	_                   struct{}    `pfs:"FLAGS,attr,uint"`
+
+	HasBytes   bool // NUMBER_OF_BYTES is not NULL
+	InProgress bool // the event has not ended: END_EVENT_ID is NULL
+	Timed      bool // the event was timed: the TIMER_* columns are not NULL
 }
 
 // decodeWait turns a row's words into a WaitEvent. It returns false for an
@@ -79,35 +79,12 @@ func (s *Schema) decodeWait(c []uint64) (WaitEvent, bool) {
 		}
 	}
 	if e.TimerStart != 0 {
+		e.Timed = true
 		e.TimerWait = e.TimerEnd - e.TimerStart
 	} else {
 		e.TimerEnd = 0
 	}
 	return e, true
-}
-
-func (e WaitEvent) row() Row {
-	var bytes Value
-	if e.HasBytes {
-		bytes = e.NumberOfBytes
-	}
-	var start, end, wait Value
-	if e.TimerStart != 0 {
-		start, end, wait = e.TimerStart, e.TimerEnd, e.TimerWait
-	}
-	var endID Value
-	if !e.InProgress {
-		endID = e.EndEventID
-	}
-	var nestType Value
-	if e.NestingEventType != NestingNone {
-		nestType = e.NestingEventType.String()
-	}
-	return Row{e.ThreadID, e.EventID, endID, e.EventName,
-		nullString(e.Source), start, end, wait,
-		nil, nil, nullString(e.ObjectName), nil,
-		nullString(e.ObjectType), e.ObjectInstanceBegin, nullUint(e.NestingEventID),
-		nestType, e.Operation.String(), bytes, nil}
 }
 
 // EventsWaitsCurrent returns events_waits_current: for each thread, its
@@ -195,55 +172,32 @@ func (s *Schema) appendDecoded(out []WaitEvent, words []uint64) []WaitEvent {
 	return out
 }
 
-func waitRows(events []WaitEvent) []Row {
-	rows := make([]Row, len(events))
-	for i, e := range events {
-		rows[i] = e.row()
-	}
-	return rows
-}
-
 func init() {
-	defineTable(&tableDef{
-		name:    "events_waits_current",
-		columns: waitEventColumns,
-		rows:    func(s *Schema) []Row { return waitRows(s.EventsWaitsCurrent()) },
-		truncate: func(s *Schema) {
-			// Hide every row shown now; each thread's next wait shows again.
-			marks := map[uint64]uint64{}
-			var stack [waitStackDepth][waitWidth]uint64
-			for _, t := range s.liveThreads() {
-				n, ok := t.copyWaits(&stack)
-				for level := range n {
-					if row := &stack[level]; ok && row[wClass] != 0 {
-						id := row[wThreadID]
-						marks[id] = max(marks[id], row[wEventID])
-					}
+	defineRows("events_waits_current", (*Schema).EventsWaitsCurrent, func(s *Schema) {
+		// Hide every row shown now; each thread's next wait shows again.
+		marks := map[uint64]uint64{}
+		var stack [waitStackDepth][waitWidth]uint64
+		for _, t := range s.liveThreads() {
+			n, ok := t.copyWaits(&stack)
+			for level := range n {
+				if row := &stack[level]; ok && row[wClass] != 0 {
+					id := row[wThreadID]
+					marks[id] = max(marks[id], row[wEventID])
 				}
 			}
-			s.curMarks = marks
-		},
+		}
+		s.curMarks = marks
 	})
-	defineTable(&tableDef{
-		name:    "events_waits_history",
-		columns: waitEventColumns,
-		rows:    func(s *Schema) []Row { return waitRows(s.EventsWaitsHistory()) },
-		truncate: func(s *Schema) {
-			for _, t := range s.liveThreads() {
-				if t.history != nil {
-					t.history.Reset()
-				}
+	defineRows("events_waits_history", (*Schema).EventsWaitsHistory, func(s *Schema) {
+		for _, t := range s.liveThreads() {
+			if t.history != nil {
+				t.history.Reset()
 			}
-		},
+		}
 	})
-	defineTable(&tableDef{
-		name:    "events_waits_history_long",
-		columns: waitEventColumns,
-		rows:    func(s *Schema) []Row { return waitRows(s.EventsWaitsHistoryLong()) },
-		truncate: func(s *Schema) {
-			if s.waitsLong != nil {
-				s.waitsLong.Reset()
-			}
-		},
+	defineRows("events_waits_history_long", (*Schema).EventsWaitsHistoryLong, func(s *Schema) {
+		if s.waitsLong != nil {
+			s.waitsLong.Reset()
+		}
 	})
 }

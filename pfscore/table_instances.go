@@ -1,8 +1,6 @@
 package pfscore
 
 import (
-	"strconv"
-
 	"github.com/otelpfs/otelpfs/internal/store"
 )
 
@@ -49,7 +47,7 @@ func (s *Schema) className(i uint64) string {
 
 // ioByClass sums the file or socket statistics per class: live instances
 // plus destroyed ones.
-func (s *Schema) ioByClass(kind Kind, c *store.Container[ioInstance]) []ioEntry {
+func (s *Schema) ioByClass(kind Kind, c *store.Container[ioInstance]) []sumEntry[ByEventName, ioStat] {
 	g := int(groupOf(kind))
 	tag := s.extTags[g].Load()
 	classes := s.Classes()
@@ -61,99 +59,123 @@ func (s *Schema) ioByClass(kind Kind, c *store.Container[ioInstance]) []ioEntry 
 			sums[v.class].add(v.stat)
 		}
 	}
-	var out []ioEntry
+	var out []sumEntry[ByEventName, ioStat]
 	for _, cl := range classes {
 		if cl.kind == kind {
 			st := sums[cl.index]
 			st.add(s.destroyedIo[cl.index].load(tag))
-			out = append(out, ioEntry{key: cl.name, lead: Row{cl.name}, stat: st, grp: uint8(g)})
+			out = append(out, sumEntry[ByEventName, ioStat]{key: rowKey{class: cl.index}, dims: ByEventName{cl.name}, stat: st, grp: uint8(g)})
 		}
 	}
 	return out
 }
 
+// Rows of the instance tables.
+type (
+	mutexInstancesRow struct {
+		Name                string `pfs:"NAME,dim"`
+		ObjectInstanceBegin uint64 `pfs:"OBJECT_INSTANCE_BEGIN,dim"`
+		LockedByThreadID    uint64 `pfs:"LOCKED_BY_THREAD_ID,id,null"`
+	}
+	rwlockInstancesRow struct {
+		Name                  string `pfs:"NAME,dim"`
+		ObjectInstanceBegin   uint64 `pfs:"OBJECT_INSTANCE_BEGIN,dim"`
+		WriteLockedByThreadID uint64 `pfs:"WRITE_LOCKED_BY_THREAD_ID,id,null"`
+		ReadLockedByCount     uint64 `pfs:"READ_LOCKED_BY_COUNT,gauge"`
+	}
+	condInstancesRow struct {
+		Name                string `pfs:"NAME,dim"`
+		ObjectInstanceBegin uint64 `pfs:"OBJECT_INSTANCE_BEGIN,dim"`
+	}
+	fileInstancesRow struct {
+		FileName  string `pfs:"FILE_NAME,dim"`
+		EventName string `pfs:"EVENT_NAME,dim"`
+		OpenCount uint64 `pfs:"OPEN_COUNT,gauge"`
+	}
+	socketInstancesRow struct {
+		EventName           string `pfs:"EVENT_NAME,dim"`
+		ObjectInstanceBegin uint64 `pfs:"OBJECT_INSTANCE_BEGIN,dim"`
+		ThreadID            uint64 `pfs:"THREAD_ID,id,null"`
+		SocketID            int64  `pfs:"SOCKET_ID,attr"`
+		IP                  string `pfs:"IP,attr"`
+		Port                int64  `pfs:"PORT,attr"`
+		State               string `pfs:"STATE,attr"`
+	}
+)
+
+// ByFile is the key of a file_summary_by_instance row.
+type ByFile struct {
+	FileName            string `pfs:"FILE_NAME,dim"`
+	EventName           string `pfs:"EVENT_NAME,dim"`
+	ObjectInstanceBegin uint64 `pfs:"OBJECT_INSTANCE_BEGIN,dim"`
+}
+
+// syncRows defines mutex_instances, rwlock_instances or cond_instances.
+func syncRows[R any](name string, c func(*Schema) *store.Container[syncInstance], row func(s *Schema, v syncSnap) R) {
+	defineRows(name, func(s *Schema) []R {
+		var rows []R
+		for _, v := range s.syncSnaps(c(s)) {
+			rows = append(rows, row(s, v))
+		}
+		return rows
+	}, nil)
+}
+
+// ioInstanceRows returns the raw rows of file_summary_by_instance or
+// socket_summary_by_instance.
+func ioInstanceRows[D any](c func(*Schema) *store.Container[ioInstance], g uint8, dims func(s *Schema, v ioSnap) D) func(*Schema) []sumEntry[D, ioStat] {
+	return func(s *Schema) []sumEntry[D, ioStat] {
+		var out []sumEntry[D, ioStat]
+		for _, v := range s.ioSnaps(c(s), int(g)) {
+			out = append(out, sumEntry[D, ioStat]{key: rowKey{obj: v.id}, dims: dims(s, v), stat: v.stat, grp: g})
+		}
+		return out
+	}
+}
+
 func init() {
-	defineTable(&tableDef{
-		name:    "mutex_instances",
-		columns: cols("NAME", ColString, "OBJECT_INSTANCE_BEGIN", ColUint, "LOCKED_BY_THREAD_ID", ColUint),
-		rows: func(s *Schema) []Row {
-			var rows []Row
-			for _, v := range s.syncSnaps(s.mutexes) {
-				rows = append(rows, Row{s.className(v.class), v.id, nullUint(v.owner)})
-			}
-			return rows
-		},
-	})
-	defineTable(&tableDef{
-		name:    "rwlock_instances",
-		columns: cols("NAME", ColString, "OBJECT_INSTANCE_BEGIN", ColUint, "WRITE_LOCKED_BY_THREAD_ID", ColUint, "READ_LOCKED_BY_COUNT", ColUint),
-		rows: func(s *Schema) []Row {
-			var rows []Row
-			for _, v := range s.syncSnaps(s.rwlocks) {
-				rows = append(rows, Row{s.className(v.class), v.id, nullUint(v.owner), uint64(max(v.readers, 0))})
-			}
-			return rows
-		},
-	})
-	defineTable(&tableDef{
-		name:    "cond_instances",
-		columns: cols("NAME", ColString, "OBJECT_INSTANCE_BEGIN", ColUint),
-		rows: func(s *Schema) []Row {
-			var rows []Row
-			for _, v := range s.syncSnaps(s.conds) {
-				rows = append(rows, Row{s.className(v.class), v.id})
-			}
-			return rows
-		},
-	})
-	defineTable(&tableDef{
-		name:    "file_instances",
-		columns: cols("FILE_NAME", ColString, "EVENT_NAME", ColString, "OPEN_COUNT", ColUint),
-		rows: func(s *Schema) []Row {
-			var rows []Row
-			for _, v := range s.ioSnaps(s.fileInsts, truncFile) {
-				rows = append(rows, Row{s.names.Lookup(v.name), s.className(v.class), uint64(max(v.open, 0))})
-			}
-			return rows
-		},
-	})
-	defineTable(&tableDef{
-		name: "socket_instances",
-		columns: cols("EVENT_NAME", ColString, "OBJECT_INSTANCE_BEGIN", ColUint, "THREAD_ID", ColUint,
-			"SOCKET_ID", ColInt, "IP", ColString, "PORT", ColInt, "STATE", ColString),
-		rows: func(s *Schema) []Row {
-			var rows []Row
-			for _, v := range s.ioSnaps(s.socketInsts, truncSocket) {
-				state := "IDLE"
-				if v.open > 0 {
-					state = "ACTIVE"
-				}
-				rows = append(rows, Row{s.className(v.class), v.id, nullUint(v.thread),
-					int64(v.id), s.names.Lookup(v.ip), int64(v.port), state})
-			}
-			return rows
-		},
-	})
-	ioSummaryDef("file_summary_by_event_name", []any{"EVENT_NAME", ColString}, groupsFile,
-		func(s *Schema) []ioEntry { return s.ioByClass(KindFile, s.fileInsts) })
-	ioSummaryDef("file_summary_by_instance", []any{"FILE_NAME", ColString, "EVENT_NAME", ColString, "OBJECT_INSTANCE_BEGIN", ColUint}, groupsFile,
-		func(s *Schema) []ioEntry {
-			var out []ioEntry
-			for _, v := range s.ioSnaps(s.fileInsts, truncFile) {
-				out = append(out, ioEntry{key: strconv.FormatUint(v.id, 10),
-					lead: Row{s.names.Lookup(v.name), s.className(v.class), v.id}, stat: v.stat, grp: truncFile})
-			}
-			return out
+	syncRows("mutex_instances", func(s *Schema) *store.Container[syncInstance] { return s.mutexes },
+		func(s *Schema, v syncSnap) mutexInstancesRow {
+			return mutexInstancesRow{s.className(v.class), v.id, v.owner}
 		})
-	ioSummaryDef("socket_summary_by_event_name", []any{"EVENT_NAME", ColString}, groupsSocket,
-		func(s *Schema) []ioEntry { return s.ioByClass(KindSocket, s.socketInsts) })
-	ioSummaryDef("socket_summary_by_instance", []any{"EVENT_NAME", ColString, "OBJECT_INSTANCE_BEGIN", ColUint}, groupsSocket,
-		func(s *Schema) []ioEntry {
-			var out []ioEntry
-			for _, v := range s.ioSnaps(s.socketInsts, truncSocket) {
-				out = append(out, ioEntry{key: strconv.FormatUint(v.id, 10),
-					lead: Row{s.className(v.class), v.id}, stat: v.stat, grp: truncSocket})
-			}
-			return out
+	syncRows("rwlock_instances", func(s *Schema) *store.Container[syncInstance] { return s.rwlocks },
+		func(s *Schema, v syncSnap) rwlockInstancesRow {
+			return rwlockInstancesRow{s.className(v.class), v.id, v.owner, uint64(max(v.readers, 0))}
 		})
+	syncRows("cond_instances", func(s *Schema) *store.Container[syncInstance] { return s.conds },
+		func(s *Schema, v syncSnap) condInstancesRow { return condInstancesRow{s.className(v.class), v.id} })
+	defineRows("file_instances", func(s *Schema) []fileInstancesRow {
+		var rows []fileInstancesRow
+		for _, v := range s.ioSnaps(s.fileInsts, truncFile) {
+			rows = append(rows, fileInstancesRow{s.names.Lookup(v.name), s.className(v.class), uint64(max(v.open, 0))})
+		}
+		return rows
+	}, nil)
+	defineRows("socket_instances", func(s *Schema) []socketInstancesRow {
+		var rows []socketInstancesRow
+		for _, v := range s.ioSnaps(s.socketInsts, truncSocket) {
+			state := "IDLE"
+			if v.open > 0 {
+				state = "ACTIVE"
+			}
+			rows = append(rows, socketInstancesRow{s.className(v.class), v.id, v.thread,
+				int64(v.id), s.names.Lookup(v.ip), int64(v.port), state})
+		}
+		return rows
+	}, nil)
+
+	files := func(s *Schema) *store.Container[ioInstance] { return s.fileInsts }
+	sockets := func(s *Schema) *store.Container[ioInstance] { return s.socketInsts }
+	defineSummary("file_summary_by_event_name", groupsFile, nil,
+		func(s *Schema) []sumEntry[ByEventName, ioStat] { return s.ioByClass(KindFile, s.fileInsts) })
+	defineSummary("file_summary_by_instance", groupsFile, nil,
+		ioInstanceRows(files, truncFile, func(s *Schema, v ioSnap) ByFile {
+			return ByFile{s.names.Lookup(v.name), s.className(v.class), v.id}
+		}))
+	defineSummary("socket_summary_by_event_name", groupsSocket, nil,
+		func(s *Schema) []sumEntry[ByEventName, ioStat] { return s.ioByClass(KindSocket, s.socketInsts) })
+	defineSummary("socket_summary_by_instance", groupsSocket, nil,
+		ioInstanceRows(sockets, truncSocket, func(s *Schema, v ioSnap) ByInstance {
+			return ByInstance{s.className(v.class), v.id}
+		}))
 }

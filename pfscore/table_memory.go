@@ -14,22 +14,32 @@ func (s *Schema) containerStats() []store.ContainerStats {
 	}
 }
 
+// memoryGlobalRow is a row of memory_summary_global_by_event_name.
+type memoryGlobalRow struct {
+	EventName                string `pfs:"EVENT_NAME,dim"`
+	CountAlloc               uint64 `pfs:"COUNT_ALLOC,counter"`
+	CountFree                uint64 `pfs:"COUNT_FREE,counter"`
+	SumNumberOfBytesAlloc    uint64 `pfs:"SUM_NUMBER_OF_BYTES_ALLOC,counter"`
+	SumNumberOfBytesFree     uint64 `pfs:"SUM_NUMBER_OF_BYTES_FREE,counter"`
+	LowCountUsed             int64  `pfs:"LOW_COUNT_USED,low"`
+	CurrentCountUsed         int64  `pfs:"CURRENT_COUNT_USED,gauge"`
+	HighCountUsed            int64  `pfs:"HIGH_COUNT_USED,high"`
+	LowNumberOfBytesUsed     int64  `pfs:"LOW_NUMBER_OF_BYTES_USED,low"`
+	CurrentNumberOfBytesUsed int64  `pfs:"CURRENT_NUMBER_OF_BYTES_USED,gauge"`
+	HighNumberOfBytesUsed    int64  `pfs:"HIGH_NUMBER_OF_BYTES_USED,high"`
+}
+
 func init() {
-	defineTable(&tableDef{
-		name: "memory_summary_global_by_event_name",
-		columns: cols("EVENT_NAME", ColString, "COUNT_ALLOC", ColUint, "COUNT_FREE", ColUint,
-			"SUM_NUMBER_OF_BYTES_ALLOC", ColUint, "SUM_NUMBER_OF_BYTES_FREE", ColUint,
-			"LOW_COUNT_USED", ColInt, "CURRENT_COUNT_USED", ColInt, "HIGH_COUNT_USED", ColInt,
-			"LOW_NUMBER_OF_BYTES_USED", ColInt, "CURRENT_NUMBER_OF_BYTES_USED", ColInt, "HIGH_NUMBER_OF_BYTES_USED", ColInt),
-		rows: func(s *Schema) []Row {
-			var rows []Row
-			for _, st := range s.containerStats() {
-				// LOW_*: the containers start empty, so their low water mark is 0.
-				rows = append(rows, Row{st.Name, st.CountAlloc, st.CountFree, st.SumBytesAlloc, st.SumBytesFree,
-					int64(0), int64(st.CurrentCountUsed), int64(st.HighCountUsed),
-					int64(0), int64(st.CurrentBytesUsed), int64(st.HighBytesUsed)})
-			}
-			return rows
-		},
-	})
+	defineRows("memory_summary_global_by_event_name", func(s *Schema) []memoryGlobalRow {
+		var rows []memoryGlobalRow
+		for _, st := range s.containerStats() {
+			// LOW_*: the containers start empty, so their low water mark is 0.
+			rows = append(rows, memoryGlobalRow{EventName: st.Name,
+				CountAlloc: st.CountAlloc, CountFree: st.CountFree,
+				SumNumberOfBytesAlloc: st.SumBytesAlloc, SumNumberOfBytesFree: st.SumBytesFree,
+				CurrentCountUsed: int64(st.CurrentCountUsed), HighCountUsed: int64(st.HighCountUsed),
+				CurrentNumberOfBytesUsed: int64(st.CurrentBytesUsed), HighNumberOfBytesUsed: int64(st.HighBytesUsed)})
+		}
+		return rows
+	}, nil)
 }

@@ -5,8 +5,8 @@ package pfscore
 
 // StatusVariable is a row of global_status.
 type StatusVariable struct {
-	Name  string // VARIABLE_NAME
-	Value uint64 // VARIABLE_VALUE
+	Name  string `pfs:"VARIABLE_NAME,dim"`
+	Value uint64 `pfs:"VARIABLE_VALUE,counter"`
 }
 
 // Status returns the Performance_schema_* status variables, in name order:
@@ -40,15 +40,5 @@ func (s *Schema) Status() []StatusVariable {
 }
 
 func init() {
-	defineTable(&tableDef{
-		name:    "global_status",
-		columns: cols("VARIABLE_NAME", ColString, "VARIABLE_VALUE", ColUint),
-		rows: func(s *Schema) []Row {
-			var rows []Row
-			for _, v := range s.Status() {
-				rows = append(rows, Row{v.Name, v.Value})
-			}
-			return rows
-		},
-	})
+	defineRows("global_status", (*Schema).Status, nil)
 }

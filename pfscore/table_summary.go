@@ -1,15 +1,11 @@
 package pfscore
 
 import (
-	"strconv"
-
 	"github.com/otelpfs/otelpfs/internal/store"
 )
 
-// Summary tables share one shape: some leading key columns and statistics.
-// A table's raw function computes the live values; rows subtract the
-// table's TRUNCATE baseline, and truncate records the live values as the new
-// baseline. The records themselves are never reset (see table.go).
+// The TRUNCATE side of summary tables (see family.go for their shape), and
+// the wait and I/O summaries.
 //
 // # Truncation groups
 //
@@ -71,28 +67,6 @@ func groupOf(k Kind) uint8 {
 	return truncThreads
 }
 
-// entry is one raw summary row: statistics S (StatRow, or ioStat for the
-// file and socket summaries), the key columns, and the truncation group of
-// the records it reads.
-type entry[S any] struct {
-	key  string // identifies the row across snapshots, for baselines
-	lead Row    // the key columns
-	stat S
-	grp  uint8
-}
-
-type (
-	statEntry = entry[StatRow]
-	ioEntry   = entry[ioStat]
-)
-
-// rebaser is what a summary's statistics must do: subtract a baseline, or
-// widen extremes that cover fewer events than the counts.
-type rebaser[S any] interface {
-	sub(S) S
-	settled() S
-}
-
 // A summary is a summary table's TRUNCATE side.
 type summary struct {
 	groups  uint8    // the record groups its rows read
@@ -149,89 +123,6 @@ func (s *Schema) truncateSummary(name string) {
 	}
 }
 
-// summaryBase is a table's TRUNCATE state: baselines by row key, and the
-// epoch tags its rows restarted at.
-type summaryBase[S any] struct {
-	rows map[string]S
-	tags [numTruncGroups]uint64
-}
-
-// defineSummary defines a summary table: columns, its raw rows, how a row's
-// statistics render after the key columns, the groups its rows read, the
-// thread-group tables its TRUNCATE also truncates, and what else its
-// TRUNCATE does.
-func defineSummary[S rebaser[S]](name string, columns []Column, groups uint8, implied []string, raw func(*Schema) []entry[S], render func(Row, S) Row, hooks ...func(*Schema)) {
-	summaries[name] = &summary{groups: groups, implied: implied, hooks: hooks,
-		rebase: func(s *Schema, groups uint8) {
-			next := s.summaryBase(name, func() any { return &summaryBase[S]{} }).(*summaryBase[S])
-			rows := make(map[string]S, len(next.rows))
-			for k, v := range next.rows {
-				rows[k] = v
-			}
-			for _, e := range raw(s) {
-				if groups&(1<<e.grp) != 0 {
-					rows[e.key] = e.stat
-				}
-			}
-			s.baselines[name] = &summaryBase[S]{rows: rows, tags: next.tags}
-		},
-		retag: func(s *Schema, groups uint8) {
-			b := s.summaryBase(name, func() any { return &summaryBase[S]{} }).(*summaryBase[S])
-			next := &summaryBase[S]{rows: b.rows, tags: b.tags}
-			for g := range numTruncGroups {
-				if groups&(1<<g) != 0 {
-					next.tags[g] = s.extTags[g].Load()
-				}
-			}
-			s.baselines[name] = next
-		}}
-	defineTable(&tableDef{
-		name:    name,
-		columns: columns,
-		rows: func(s *Schema) []Row {
-			// Under readMu, read-locked: a TRUNCATE cannot rebase between the
-			// raw values and their baselines.
-			s.readMu.RLock()
-			defer s.readMu.RUnlock()
-			entries := raw(s)
-			base, _ := s.baselines[name].(*summaryBase[S])
-			rows := make([]Row, len(entries))
-			for i, e := range entries {
-				st := e.stat.settled()
-				if b, ok := base.row(e.key); ok {
-					st = e.stat.sub(b)
-				}
-				rows[i] = render(append(Row(nil), e.lead...), st)
-			}
-			return rows
-		},
-		truncate: func(s *Schema) { s.truncateSummary(name) },
-	})
-}
-
-// summaryBase returns the TRUNCATE state of table name, made by mk with the
-// initial epochs if there is none yet. s.readMu is held.
-func (s *Schema) summaryBase(name string, mk func() any) any {
-	if b, ok := s.baselines[name]; ok {
-		return b
-	}
-	b := mk()
-	b.(interface{ init([numTruncGroups]uint64) }).init(s.initialTags())
-	return b
-}
-
-func (b *summaryBase[S]) init(tags [numTruncGroups]uint64) { b.tags = tags }
-
-// row returns the baseline of key, if any.
-func (b *summaryBase[S]) row(key string) (S, bool) {
-	if b == nil {
-		var zero S
-		return zero, false
-	}
-	v, ok := b.rows[key]
-	return v, ok
-}
-
 // initialTags returns the epoch tags every group starts at.
 func (s *Schema) initialTags() [numTruncGroups]uint64 {
 	var t [numTruncGroups]uint64
@@ -239,29 +130,6 @@ func (s *Schema) initialTags() [numTruncGroups]uint64 {
 		t[g] = 1 << extBits
 	}
 	return t
-}
-
-// summaryDef defines a summary of waits: key columns, then COUNT_STAR and
-// the timer columns.
-func summaryDef(name string, lead []any, groups uint8, implied []string, raw func(*Schema) []statEntry, hooks ...func(*Schema)) {
-	defineSummary(name, cols(append(lead, statCols("")...)...), groups, implied, raw, func(row Row, st StatRow) Row { return st.values(row) }, hooks...)
-}
-
-// ioSummaryDef defines a file_summary_* or socket_summary_* table: all
-// waits, then READ, WRITE and MISC with bytes for the first two.
-func ioSummaryDef(name string, lead []any, groups uint8, raw func(*Schema) []ioEntry) {
-	spec := append(lead, statCols("")...)
-	spec = append(spec, statCols("READ")...)
-	spec = append(spec, "SUM_NUMBER_OF_BYTES_READ", ColUint)
-	spec = append(spec, statCols("WRITE")...)
-	spec = append(spec, "SUM_NUMBER_OF_BYTES_WRITE", ColUint)
-	spec = append(spec, statCols("MISC")...)
-	defineSummary(name, cols(spec...), groups, nil, raw, func(row Row, st ioStat) Row {
-		row = st.All().values(row)
-		row = append(st.Read.values(row), st.ReadBytes)
-		row = append(st.Write.values(row), st.WriteBytes)
-		return st.Misc.values(row)
-	})
 }
 
 // settled widens an I/O row's extremes (see StatRow.settled), and shows
@@ -357,97 +225,52 @@ func (s *Schema) endedAndLive(n int, tag uint64) ([]StatRow, []*Thread) {
 	return loadShared(*s.threadsEnded.Load(), n, tag), s.liveThreads()
 }
 
+// globalWaits returns the global wait statistics by class: the instances',
+// live and destroyed, and for idle, which has no instances, the threads',
+// live and ended.
+func (s *Schema) globalWaits(classes []*Class) []StatRow {
+	n := len(classes)
+	out := s.instanceStats(classes)
+	tag := s.extTags[truncThreads].Load()
+	s.beginRead()
+	defer s.endRead()
+	ended, live := s.endedAndLive(n, tag)
+	for _, c := range classes {
+		if c.kind != KindIdle {
+			continue
+		}
+		st := ended[c.index]
+		for _, t := range live {
+			if ts := *t.stats.Load(); c.index < len(ts) {
+				st.add(ts[c.index].load(tag))
+			}
+		}
+		out[c.index] = st
+	}
+	return out
+}
+
 func init() {
-	const (
-		global   = "events_waits_summary_global_by_event_name"
-		byThread = "events_waits_summary_by_thread_by_event_name"
-		byAcct   = "events_waits_summary_by_account_by_event_name"
-		byUser   = "events_waits_summary_by_user_by_event_name"
-		byHost   = "events_waits_summary_by_host_by_event_name"
-	)
-	summaryDef(global, []any{"EVENT_NAME", ColString}, groupsAll, []string{byThread, byAcct, byUser, byHost},
-		func(s *Schema) []statEntry {
-			// One load of the class list sizes and indexes everything: a
-			// class registering during the read is left for the next.
-			classes := s.Classes()
-			n := len(classes)
-			inst := s.instanceStats(classes)
-			tag := s.extTags[truncThreads].Load()
-			s.beginRead()
-			defer s.endRead()
-			ended, live := s.endedAndLive(n, tag)
-			var out []statEntry
-			for _, c := range classes {
-				if !c.kind.IsWait() {
-					continue
-				}
-				st := inst[c.index]
-				if c.kind == KindIdle { // no instances: threads carry it
-					st = ended[c.index]
-					for _, t := range live {
-						if ts := *t.stats.Load(); c.index < len(ts) {
-							st.add(ts[c.index].load(tag))
-						}
-					}
-				}
-				out = append(out, statEntry{key: c.name, lead: Row{c.name}, stat: st, grp: groupOf(c.kind)})
-			}
-			return out
-		})
+	defineFamily(eventFamily[WaitStats, StatRow]{
+		prefix: "events_waits_summary",
+		member: func(c *Class) bool { return c.kind.IsWait() },
+		groups: groupsAll,
+		group:  func(c *Class) uint8 { return groupOf(c.kind) },
+		global: (*Schema).globalWaits,
+		thread: (*Thread).threadStats,
+		actor:  (*actorRow).actorStats,
+	})
 
-	summaryDef(byThread, []any{"THREAD_ID", ColUint, "EVENT_NAME", ColString}, groupsThreads, nil,
-		func(s *Schema) []statEntry {
-			classes := s.Classes()
-			n := len(classes)
-			tag := s.extTags[truncThreads].Load()
-			s.beginRead()
-			defer s.endRead()
-			var out []statEntry
-			for _, t := range s.liveThreads() {
-				id := t.id
-				st := t.threadStats(n, tag)
-				for _, c := range classes {
-					if c.kind.IsWait() {
-						out = append(out, statEntry{key: strconv.FormatUint(id, 10) + "/" + c.name, lead: Row{id, c.name}, stat: st[c.index], grp: truncThreads})
-					}
-				}
-			}
-			return out
-		})
-
-	summaryDef(byAcct, []any{"USER", ColString, "HOST", ColString, "EVENT_NAME", ColString}, groupsThreads, []string{byThread},
-		func(s *Schema) []statEntry {
-			return s.actorSummary(s.accounts, func(r *actorRow) Row { return Row{r.user, r.host} })
-		},
-		func(s *Schema) { s.hideIdleActors(s.accounts) })
-	summaryDef(byUser, []any{"USER", ColString, "EVENT_NAME", ColString}, groupsThreads, []string{byThread, byAcct},
-		func(s *Schema) []statEntry {
-			return s.actorSummary(s.users, func(r *actorRow) Row { return Row{r.user} })
-		},
-		func(s *Schema) { s.hideIdleActors(s.users) })
-	summaryDef(byHost, []any{"HOST", ColString, "EVENT_NAME", ColString}, groupsThreads, []string{byThread, byAcct},
-		func(s *Schema) []statEntry {
-			return s.actorSummary(s.hosts, func(r *actorRow) Row { return Row{r.host} })
-		},
-		func(s *Schema) { s.hideIdleActors(s.hosts) })
-
-	summaryDef("events_waits_summary_by_instance", []any{"EVENT_NAME", ColString, "OBJECT_INSTANCE_BEGIN", ColUint}, groupsInstances, nil,
-		func(s *Schema) []statEntry {
+	defineSummary("events_waits_summary_by_instance", groupsInstances, nil,
+		func(s *Schema) []sumEntry[ByInstance, StatRow] {
 			classes := s.Classes()
 			var tags [numTruncGroups]uint64
 			for g := range tags {
 				tags[g] = s.extTags[g].Load()
 			}
-			var out []statEntry
 			type snap struct {
 				ci, id uint64
 				st     StatRow
-			}
-			add := func(v snap) {
-				if v.ci < uint64(len(classes)) {
-					c := classes[v.ci]
-					out = append(out, statEntry{key: strconv.FormatUint(v.id, 10), lead: Row{c.name, v.id}, stat: v.st, grp: groupOf(c.kind)})
-				}
 			}
 			tag := func(ci uint64) uint64 {
 				if ci < uint64(len(classes)) {
@@ -455,53 +278,28 @@ func init() {
 				}
 				return 0
 			}
+			var snaps []snap
 			for _, c := range []*store.Container[syncInstance]{s.mutexes, s.rwlocks, s.conds} {
-				for _, v := range store.AppendRows(c, nil, func(d *snap, _ uint64, r *syncInstance) {
+				snaps = store.AppendRows(c, snaps, func(d *snap, _ uint64, r *syncInstance) {
 					d.ci, d.id = r.class.Load(), r.id.Load()
 					d.st = r.stat.load(tag(d.ci))
 					d.st.add(r.shared.load(tag(d.ci)))
-				}) {
-					add(v)
-				}
+				})
 			}
 			for _, c := range []*store.Container[ioInstance]{s.fileInsts, s.socketInsts} {
-				for _, v := range store.AppendRows(c, nil, func(d *snap, _ uint64, r *ioInstance) {
+				snaps = store.AppendRows(c, snaps, func(d *snap, _ uint64, r *ioInstance) {
 					d.ci, d.id = r.class.Load(), r.id.Load()
 					d.st = r.load(tag(d.ci)).All()
-				}) {
-					add(v)
+				})
+			}
+			var out []sumEntry[ByInstance, StatRow]
+			for _, v := range snaps {
+				if v.ci < uint64(len(classes)) {
+					c := classes[v.ci]
+					out = append(out, sumEntry[ByInstance, StatRow]{key: rowKey{obj: v.id},
+						dims: ByInstance{c.name, v.id}, stat: v.st, grp: groupOf(c.kind)})
 				}
 			}
 			return out
 		})
-}
-
-// actorSummary computes a by_account/by_user/by_host summary: for each row
-// not hidden by a TRUNCATE, its statistics by wait class (see actorStats).
-func (s *Schema) actorSummary(m map[accountKey]*actorRow, lead func(*actorRow) Row) []statEntry {
-	classes := s.Classes()
-	n := len(classes)
-	tag := s.extTags[truncThreads].Load()
-	s.beginRead()
-	defer s.endRead()
-	var out []statEntry
-	for _, r := range s.actorSnapshot(m) {
-		if r.hiddenInSummary() {
-			continue
-		}
-		sums := r.actorStats(n, tag)
-		for _, c := range classes {
-			if c.kind.IsWait() {
-				out = append(out, statEntry{key: actorKey(r) + c.name, lead: append(lead(r), c.name), stat: sums[c.index], grp: truncThreads})
-			}
-		}
-	}
-	return out
-}
-
-// actorKey identifies an actor row in baselines: by the row's own id, so
-// that a row TRUNCATE removed and a thread made again starts without the old
-// row's baseline, and no two rows share a key.
-func actorKey(r *actorRow) string {
-	return strconv.FormatUint(r.id, 10) + "/"
 }

@@ -22,55 +22,88 @@ func (s *Schema) liveThreads() []*Thread {
 	return ts
 }
 
-func init() {
-	defineTable(&tableDef{
-		name: "threads",
-		columns: cols("THREAD_ID", ColUint, "NAME", ColString, "TYPE", ColString, "PROCESSLIST_ID", ColUint,
-			"PROCESSLIST_USER", ColString, "PROCESSLIST_HOST", ColString, "PROCESSLIST_DB", ColString,
-			"PROCESSLIST_COMMAND", ColString, "PROCESSLIST_TIME", ColInt, "PROCESSLIST_STATE", ColString,
-			"PROCESSLIST_INFO", ColString, "PARENT_THREAD_ID", ColUint, "ROLE", ColString,
-			"INSTRUMENTED", ColString, "HISTORY", ColString, "CONNECTION_TYPE", ColString, "THREAD_OS_ID", ColUint),
-		rows: func(s *Schema) []Row {
-			now := hwclock.Nanosecond.Now()
-			var rows []Row
-			for _, t := range s.liveThreads() {
-				typ := "BACKGROUND"
-				if t.user != "" {
-					typ = "FOREGROUND"
-				}
-				rows = append(rows, Row{t.id, t.class.name, typ, nil,
-					nullString(t.user), nullString(t.host), nil,
-					nil, int64((max(now, t.start) - t.start) / 1e12), nil,
-					nil, nil, nil,
-					yesNo(t.Instrumented()), yesNo(t.History()), nil, nil})
-			}
-			return rows
-		},
-	})
-	for _, a := range []struct {
-		name string
-		cols []Column
-		m    func(*Schema) map[accountKey]*actorRow
-		key  func(*actorRow) Row
-	}{
-		{"accounts", cols("USER", ColString, "HOST", ColString, "CURRENT_CONNECTIONS", ColInt, "TOTAL_CONNECTIONS", ColUint),
-			func(s *Schema) map[accountKey]*actorRow { return s.accounts }, func(r *actorRow) Row { return Row{r.user, r.host} }},
-		{"users", cols("USER", ColString, "CURRENT_CONNECTIONS", ColInt, "TOTAL_CONNECTIONS", ColUint),
-			func(s *Schema) map[accountKey]*actorRow { return s.users }, func(r *actorRow) Row { return Row{r.user} }},
-		{"hosts", cols("HOST", ColString, "CURRENT_CONNECTIONS", ColInt, "TOTAL_CONNECTIONS", ColUint),
-			func(s *Schema) map[accountKey]*actorRow { return s.hosts }, func(r *actorRow) Row { return Row{r.host} }},
-	} {
-		defineTable(&tableDef{
-			name:    a.name,
-			columns: a.cols,
-			rows: func(s *Schema) []Row {
-				var rows []Row
-				for _, r := range s.actorSnapshot(a.m(s)) {
-					rows = append(rows, append(a.key(r), r.current.Load(), r.total.Load()-r.totalBase.Load()))
-				}
-				return rows
-			},
-			truncate: func(s *Schema) { s.truncateActors(a.m(s)) },
-		})
+// threadsRow is a row of threads. The columns that describe a MySQL
+// connection otelpfs has no equivalent for are always NULL.
+type threadsRow struct {
+	ThreadID           uint64   `pfs:"THREAD_ID,dim"`
+	Name               string   `pfs:"NAME,attr"`
+	Type               string   `pfs:"TYPE,attr"`
+	_                  struct{} `pfs:"PROCESSLIST_ID,id,uint"`
+	ProcesslistUser    string   `pfs:"PROCESSLIST_USER,attr,null"`
+	ProcesslistHost    string   `pfs:"PROCESSLIST_HOST,attr,null"`
+	_                  struct{} `pfs:"PROCESSLIST_DB,attr,string"`
+	_                  struct{} `pfs:"PROCESSLIST_COMMAND,attr,string"`
+	ProcesslistTime    int64    `pfs:"PROCESSLIST_TIME,gauge"` // seconds since the thread started
+	_                  struct{} `pfs:"PROCESSLIST_STATE,attr,string"`
+	_                  struct{} `pfs:"PROCESSLIST_INFO,text,string"`
+	_                  struct{} `pfs:"PARENT_THREAD_ID,id,uint"`
+	_                  struct{} `pfs:"ROLE,attr,string"`
+	Instrumented       bool     `pfs:"INSTRUMENTED,attr"`
+	History            bool     `pfs:"HISTORY,attr"`
+	_                  struct{} `pfs:"CONNECTION_TYPE,attr,string"`
+	_                  struct{} `pfs:"THREAD_OS_ID,id,uint"`
+}
+
+// actorConnections are the statistics columns of accounts, users and hosts.
+type actorConnections struct {
+	CurrentConnections int64  `pfs:"CURRENT_CONNECTIONS,gauge"`
+	TotalConnections   uint64 `pfs:"TOTAL_CONNECTIONS,counter"`
+}
+
+// Rows of accounts, users and hosts.
+type (
+	accountsRow struct {
+		User string `pfs:"USER,dim"`
+		Host string `pfs:"HOST,dim"`
+		actorConnections
 	}
+	usersRow struct {
+		User string `pfs:"USER,dim"`
+		actorConnections
+	}
+	hostsRow struct {
+		Host string `pfs:"HOST,dim"`
+		actorConnections
+	}
+)
+
+// connections returns an actor row's connection counts, less TRUNCATE's
+// baseline.
+func (r *actorRow) connections() actorConnections {
+	return actorConnections{r.current.Load(), r.total.Load() - r.totalBase.Load()}
+}
+
+// actorTable defines accounts, users or hosts: a row per actor row of m.
+func actorTable[R any](name string, m func(*Schema) map[accountKey]*actorRow, row func(*actorRow) R) {
+	defineRows(name, func(s *Schema) []R {
+		var rows []R
+		for _, r := range s.actorSnapshot(m(s)) {
+			rows = append(rows, row(r))
+		}
+		return rows
+	}, func(s *Schema) { s.truncateActors(m(s)) })
+}
+
+func init() {
+	defineRows("threads", func(s *Schema) []threadsRow {
+		now := hwclock.Nanosecond.Now()
+		var rows []threadsRow
+		for _, t := range s.liveThreads() {
+			typ := "BACKGROUND"
+			if t.user != "" {
+				typ = "FOREGROUND"
+			}
+			rows = append(rows, threadsRow{ThreadID: t.id, Name: t.class.name, Type: typ,
+				ProcesslistUser: t.user, ProcesslistHost: t.host,
+				ProcesslistTime: int64((max(now, t.start) - t.start) / 1e12),
+				Instrumented:    t.Instrumented(), History: t.History()})
+		}
+		return rows
+	}, nil)
+	actorTable("accounts", func(s *Schema) map[accountKey]*actorRow { return s.accounts },
+		func(r *actorRow) accountsRow { return accountsRow{r.user, r.host, r.connections()} })
+	actorTable("users", func(s *Schema) map[accountKey]*actorRow { return s.users },
+		func(r *actorRow) usersRow { return usersRow{r.user, r.connections()} })
+	actorTable("hosts", func(s *Schema) map[accountKey]*actorRow { return s.hosts },
+		func(r *actorRow) hostsRow { return hostsRow{r.host, r.connections()} })
 }

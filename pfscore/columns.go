@@ -1,0 +1,278 @@
+package pfscore
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// Typed rows: a table's columns are the tagged fields of its row struct, in
+// order. A field's tag names its column and gives the column's role:
+//
+//	EventName string `pfs:"EVENT_NAME,dim"`
+//	CountStar uint64 `pfs:"COUNT_STAR,counter"`
+//	MinTimerWait uint64 `pfs:"MIN_TIMER_WAIT,min,ps"`
+//	ObjectName string `pfs:"OBJECT_NAME,text,null"`
+//
+// The first element is the column's name; the second its role (see Role);
+// then options:
+//
+//	ps        picoseconds (implied by the timer, time and duration roles)
+//	null      the field's zero value is NULL
+//	valid=F   NULL unless bool field F of the row is true (valid=!F: false)
+//	uint, int, string
+//	          the column's type, for a field of type struct{} (named _):
+//	          a column MySQL has and otelpfs never fills, always NULL
+//
+// Embedded structs without a tag contribute their fields in place, so a
+// summary row is its dimensions followed by its statistics. A field's Go
+// type gives the column type: a string, a bool (rendered YES or NO, as
+// MySQL's ENUM('YES','NO')) or a type with a String method is ColString, an
+// unsigned integer ColUint (ColPicos with ps), a signed one ColInt; a
+// pointer is NULL when nil.
+
+// A Role says what a column means to a reader that knows no table in
+// particular: the OpenTelemetry bridge makes dimensions attributes, counters
+// and timers cumulative sums, gauges gauges; the HTTP view sorts and aligns
+// by it.
+type Role uint8
+
+const (
+	RoleDimension Role = iota + 1 // identifies a summary or instance row: EVENT_NAME, USER, OBJECT_INSTANCE_BEGIN
+	RoleCounter                   // a cumulative count: COUNT_STAR, SUM_NUMBER_OF_BYTES_READ, TOTAL_CONNECTIONS
+	RoleTimer                     // a cumulative time in picoseconds: SUM_TIMER_WAIT
+	RoleGauge                     // a current value: CURRENT_CONNECTIONS, OPEN_COUNT
+	RoleLowWater                  // the lowest a gauge was since the last TRUNCATE: LOW_COUNT_USED
+	RoleHighWater                 // the highest: HIGH_NUMBER_OF_BYTES_USED
+	RoleMin                       // the least of the events summarized: MIN_TIMER_WAIT
+	RoleAvg                       // their mean: AVG_TIMER_WAIT
+	RoleMax                       // the greatest: MAX_TIMER_WAIT
+	RoleTimestamp                 // a point in time, picoseconds on the event's timer: TIMER_START
+	RoleDuration                  // one event's time, picoseconds: TIMER_WAIT of an event
+	RoleID                        // an identifier linking rows: EVENT_ID, NESTING_EVENT_ID, THREAD_ID of an event
+	RoleAttribute                 // a property of the row: ENABLED, OPERATION, STATE
+	RoleText                      // free text: DOCUMENTATION, SOURCE, OBJECT_NAME of an event
+	numRoles
+)
+
+var roleNames = [numRoles]string{"",
+	"dim", "counter", "timer", "gauge", "low", "high", "min", "avg", "max",
+	"time", "duration", "id", "attr", "text"}
+
+// String returns the role's tag name: dim, counter, timer, gauge, low, high,
+// min, avg, max, time, duration, id, attr or text.
+func (r Role) String() string {
+	if r > 0 && r < numRoles {
+		return roleNames[r]
+	}
+	return fmt.Sprintf("Role(%d)", uint8(r))
+}
+
+// ParseRole returns the role named name (see Role.String).
+func ParseRole(name string) (Role, error) {
+	for r := Role(1); r < numRoles; r++ {
+		if roleNames[r] == name {
+			return r, nil
+		}
+	}
+	return 0, fmt.Errorf("pfs: unknown column role %q", name)
+}
+
+// Cumulative reports whether the role's values only grow between two
+// TRUNCATEs: counters and timers.
+func (r Role) Cumulative() bool { return r == RoleCounter || r == RoleTimer }
+
+// A rowPlan turns a row struct into a Row: one field plan per column.
+type rowPlan struct {
+	typ    reflect.Type
+	cols   []Column
+	fields []fieldPlan
+}
+
+// A fieldPlan is how one column's value comes out of the struct.
+type fieldPlan struct {
+	index []int // the field, as reflect.Value.FieldByIndex takes it; nil: always NULL
+	valid []int // the bool field that says the column is not NULL, if any
+	neg   bool  // valid=!F
+	null  bool  // the zero value is NULL
+	conv  func(reflect.Value) Value
+}
+
+// planOf returns the plan of row struct type t, or panics: plans are made
+// for the engine's own types, when their tables are defined.
+func planOf(t reflect.Type) *rowPlan {
+	p, err := makePlan(t)
+	if err != nil {
+		panic("pfs: BUG: " + err.Error())
+	}
+	return p
+}
+
+func makePlan(t reflect.Type) (*rowPlan, error) {
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("row type %v is not a struct", t)
+	}
+	p := &rowPlan{typ: t}
+	if err := p.add(t, nil); err != nil {
+		return nil, fmt.Errorf("row type %v: %w", t, err)
+	}
+	seen := map[string]bool{}
+	for _, c := range p.cols {
+		if seen[c.Name] {
+			return nil, fmt.Errorf("row type %v: column %s twice", t, c.Name)
+		}
+		seen[c.Name] = true
+	}
+	return p, nil
+}
+
+var stringerType = reflect.TypeFor[fmt.Stringer]()
+
+func (p *rowPlan) add(t reflect.Type, prefix []int) error {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		index := append(append([]int(nil), prefix...), i)
+		tag, ok := f.Tag.Lookup("pfs")
+		if !ok {
+			if f.Anonymous && f.Type.Kind() == reflect.Struct {
+				if err := p.add(f.Type, index); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		col, fp, validName, err := parseTag(f, tag)
+		if err != nil {
+			return err
+		}
+		if f.Type == reflect.TypeFor[struct{}]() {
+			fp.index = nil
+		} else {
+			fp.index = index
+			conv, typ, err := converter(f.Type, col.Type == ColPicos)
+			if err != nil {
+				return fmt.Errorf("field %s: %w", f.Name, err)
+			}
+			fp.conv, col.Type = conv, typ
+		}
+		if validName != "" {
+			vf, ok := t.FieldByName(validName)
+			if !ok || vf.Type.Kind() != reflect.Bool {
+				return fmt.Errorf("field %s: valid=%s is not a bool field", f.Name, validName)
+			}
+			fp.valid = append(append([]int(nil), prefix...), vf.Index...)
+		}
+		p.cols = append(p.cols, col)
+		p.fields = append(p.fields, fp)
+	}
+	return nil
+}
+
+// parseTag parses a pfs tag (see the top of this file).
+func parseTag(f reflect.StructField, tag string) (Column, fieldPlan, string, error) {
+	var fp fieldPlan
+	parts := strings.Split(tag, ",")
+	if len(parts) < 2 || parts[0] == "" {
+		return Column{}, fp, "", fmt.Errorf("field %s: tag %q: want NAME,role[,options]", f.Name, tag)
+	}
+	role, err := ParseRole(parts[1])
+	if err != nil {
+		return Column{}, fp, "", fmt.Errorf("field %s: %w", f.Name, err)
+	}
+	col := Column{Name: parts[0], Role: role, Type: ColString}
+	if role == RoleTimer || role == RoleTimestamp || role == RoleDuration {
+		col.Type = ColPicos
+	}
+	var valid string
+	explicit := false
+	for _, o := range parts[2:] {
+		switch {
+		case o == "ps":
+			col.Type = ColPicos
+		case o == "null":
+			fp.null = true
+		case strings.HasPrefix(o, "valid="):
+			valid = strings.TrimPrefix(o, "valid=")
+			if strings.HasPrefix(valid, "!") {
+				valid, fp.neg = valid[1:], true
+			}
+		case o == "uint" || o == "int" || o == "string":
+			col.Type, explicit = map[string]ColumnType{"uint": ColUint, "int": ColInt, "string": ColString}[o], true
+		default:
+			return Column{}, fp, "", fmt.Errorf("field %s: unknown tag option %q", f.Name, o)
+		}
+	}
+	if f.Type == reflect.TypeFor[struct{}]() && !explicit && col.Type != ColPicos {
+		return Column{}, fp, "", fmt.Errorf("field %s: an always-NULL column needs its type (uint, int, string or ps)", f.Name)
+	}
+	return col, fp, valid, nil
+}
+
+// converter returns how a field of type t becomes a Value, and the column
+// type that makes.
+func converter(t reflect.Type, picos bool) (func(reflect.Value) Value, ColumnType, error) {
+	if t.Kind() == reflect.Pointer {
+		elem, typ, err := converter(t.Elem(), picos)
+		if err != nil {
+			return nil, 0, err
+		}
+		return func(v reflect.Value) Value {
+			if v.IsNil() {
+				return nil
+			}
+			return elem(v.Elem())
+		}, typ, nil
+	}
+	if t.Kind() != reflect.String && t.Implements(stringerType) {
+		return func(v reflect.Value) Value { return v.Interface().(fmt.Stringer).String() }, ColString, nil
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return func(v reflect.Value) Value { return v.String() }, ColString, nil
+	case reflect.Bool:
+		return func(v reflect.Value) Value { return yesNo(v.Bool()) }, ColString, nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		typ := ColUint
+		if picos {
+			typ = ColPicos
+		}
+		return func(v reflect.Value) Value { return v.Uint() }, typ, nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if picos {
+			return nil, 0, fmt.Errorf("a picosecond column must be unsigned, not %v", t)
+		}
+		return func(v reflect.Value) Value { return v.Int() }, ColInt, nil
+	}
+	return nil, 0, fmt.Errorf("type %v has no column type", t)
+}
+
+// appendRow appends the columns of v, a value of the plan's type, to row.
+func (p *rowPlan) appendRow(row Row, v reflect.Value) Row {
+	for i := range p.fields {
+		f := &p.fields[i]
+		if f.index == nil {
+			row = append(row, nil)
+			continue
+		}
+		if f.valid != nil && v.FieldByIndex(f.valid).Bool() == f.neg {
+			row = append(row, nil)
+			continue
+		}
+		fv := v.FieldByIndex(f.index)
+		if f.null && fv.IsZero() {
+			row = append(row, nil)
+			continue
+		}
+		row = append(row, f.conv(fv))
+	}
+	return row
+}
+
+// rowsOf renders rows of struct type R with plan p.
+func rowsOf[R any](p *rowPlan, rows []R) []Row {
+	out := make([]Row, len(rows))
+	for i := range rows {
+		out[i] = p.appendRow(make(Row, 0, len(p.cols)), reflect.ValueOf(&rows[i]).Elem())
+	}
+	return out
+}

@@ -1,0 +1,319 @@
+package pfscore
+
+import "reflect"
+
+// Summary tables and summary families.
+//
+// A summary table is rows of dimensions D (its key columns: ByEventName,
+// ByThread, ...) and statistics S (StatRow for waits, ioStat for file and
+// socket I/O), whose columns are those of S's view V (WaitStats, IOStats).
+// Its raw function computes the live values; rows subtract the table's
+// TRUNCATE baseline, and TRUNCATE records the live values as the new
+// baseline (see truncateSummary). The records are never reset.
+//
+// A family is the summaries by event name of one kind of event: the global,
+// by_thread, by_account, by_user and by_host tables, declared at once with
+// MySQL's TRUNCATE cascade. Adding the summaries of another kind of event is
+// one eventFamily value.
+
+// A rowKey identifies a summary row across snapshots, for its baseline: the
+// object the row is about (a thread's id, an actor row's id, an instance's
+// id; 0 for a class's global row) and the class index. Actor rows are keyed
+// by their own id, not by user and host, so a row that TRUNCATE removed and
+// a thread made again starts without the old row's baseline.
+type rowKey struct {
+	obj   uint64
+	class int
+}
+
+// A sumEntry is one raw summary row: its identity, key columns, statistics,
+// and the truncation group of the records it reads.
+type sumEntry[D, S any] struct {
+	key  rowKey
+	dims D
+	stat S
+	grp  uint8
+}
+
+// statistics is what a summary's statistics type provides: a baseline
+// subtracted, extremes widened to cover what the counts do (see
+// StatRow.settled), and the columns the table shows.
+type statistics[S, V any] interface {
+	sub(S) S
+	settled() S
+	view() V
+}
+
+// defineSummary defines a summary table: its raw rows, the truncation
+// groups they read, the thread-group tables its TRUNCATE also truncates,
+// and what else its TRUNCATE does. Its columns are D's, then V's.
+func defineSummary[D, V any, S statistics[S, V]](name string, groups uint8, implied []string, raw func(*Schema) []sumEntry[D, S], hooks ...func(*Schema)) {
+	dims, vals := planOf(reflect.TypeFor[D]()), planOf(reflect.TypeFor[V]())
+	summaries[name] = &summary{groups: groups, implied: implied, hooks: hooks,
+		rebase: func(s *Schema, groups uint8) {
+			old := baseOf[S](s, name)
+			next := &summaryBase[S]{rows: make(map[rowKey]S, len(old.rows)), tags: old.tags}
+			for k, v := range old.rows {
+				next.rows[k] = v
+			}
+			for _, e := range raw(s) {
+				if groups&(1<<e.grp) != 0 {
+					next.rows[e.key] = e.stat
+				}
+			}
+			s.baselines[name] = next
+		},
+		retag: func(s *Schema, groups uint8) {
+			old := baseOf[S](s, name)
+			next := &summaryBase[S]{rows: old.rows, tags: old.tags}
+			for g := range numTruncGroups {
+				if groups&(1<<g) != 0 {
+					next.tags[g] = s.extTags[g].Load()
+				}
+			}
+			s.baselines[name] = next
+		}}
+	defineTable(&tableDef{
+		name:    name,
+		columns: append(append([]Column(nil), dims.cols...), vals.cols...),
+		rows: func(s *Schema) []Row {
+			// Under readMu, read-locked: a TRUNCATE cannot rebase between the
+			// raw values and their baselines.
+			s.readMu.RLock()
+			defer s.readMu.RUnlock()
+			entries := raw(s)
+			base, _ := s.baselines[name].(*summaryBase[S])
+			rows := make([]Row, len(entries))
+			for i := range entries {
+				e := &entries[i]
+				st := e.stat.settled()
+				if b, ok := base.row(e.key); ok {
+					st = e.stat.sub(b)
+				}
+				v := st.view()
+				row := make(Row, 0, len(dims.cols)+len(vals.cols))
+				row = dims.appendRow(row, reflect.ValueOf(&e.dims).Elem())
+				rows[i] = vals.appendRow(row, reflect.ValueOf(&v).Elem())
+			}
+			return rows
+		},
+		truncate: func(s *Schema) { s.truncateSummary(name) },
+	})
+}
+
+// summaryBase is a table's TRUNCATE state: baselines by row, and the epoch
+// tags its rows restarted at.
+type summaryBase[S any] struct {
+	rows map[rowKey]S
+	tags [numTruncGroups]uint64
+}
+
+// baseOf returns the TRUNCATE state of table name, or the initial one if it
+// was never truncated. s.readMu is held.
+func baseOf[S any](s *Schema, name string) *summaryBase[S] {
+	if b, ok := s.baselines[name].(*summaryBase[S]); ok {
+		return b
+	}
+	return &summaryBase[S]{tags: s.initialTags()}
+}
+
+// row returns the baseline of key, if any.
+func (b *summaryBase[S]) row(key rowKey) (S, bool) {
+	if b == nil {
+		var zero S
+		return zero, false
+	}
+	v, ok := b.rows[key]
+	return v, ok
+}
+
+// The key columns of summaries.
+type (
+	// ByEventName is the key of a *_global_by_event_name or
+	// *_summary_by_event_name row.
+	ByEventName struct {
+		EventName string `pfs:"EVENT_NAME,dim"`
+	}
+	// ByThread is the key of a *_by_thread_by_event_name row.
+	ByThread struct {
+		ThreadID  uint64 `pfs:"THREAD_ID,dim"`
+		EventName string `pfs:"EVENT_NAME,dim"`
+	}
+	// ByAccount is the key of a *_by_account_by_event_name row.
+	ByAccount struct {
+		User      string `pfs:"USER,dim"`
+		Host      string `pfs:"HOST,dim"`
+		EventName string `pfs:"EVENT_NAME,dim"`
+	}
+	// ByUser is the key of a *_by_user_by_event_name row.
+	ByUser struct {
+		User      string `pfs:"USER,dim"`
+		EventName string `pfs:"EVENT_NAME,dim"`
+	}
+	// ByHost is the key of a *_by_host_by_event_name row.
+	ByHost struct {
+		Host      string `pfs:"HOST,dim"`
+		EventName string `pfs:"EVENT_NAME,dim"`
+	}
+	// ByInstance is the key of a *_by_instance row.
+	ByInstance struct {
+		EventName           string `pfs:"EVENT_NAME,dim"`
+		ObjectInstanceBegin uint64 `pfs:"OBJECT_INSTANCE_BEGIN,dim"`
+	}
+)
+
+// An eventFamily is what the summaries by event name of one kind of event
+// need to know: which classes they list, and where a class's statistics
+// are kept. The thread group's rows (by thread, account, user and host) read
+// the threads' own statistics and the actor rows they roll up into; the
+// global row is the family's to compute.
+type eventFamily[V any, S statistics[S, V]] struct {
+	prefix string            // the tables' common prefix: events_waits_summary
+	member func(*Class) bool // the classes the tables list
+
+	// groups are the truncation groups the global table reads, and group
+	// the one a class's global row is in.
+	groups uint8
+	group  func(*Class) uint8
+
+	// global returns the global statistics by class index (len(classes)
+	// long), thread the thread's, actor the actor row's (n long). The
+	// extremes are those of epoch tag, the thread group's.
+	global func(s *Schema, classes []*Class) []S
+	thread func(t *Thread, n int, tag uint64) []S
+	actor  func(r *actorRow, n int, tag uint64) []S
+}
+
+// defineFamily defines the five tables of family f. TRUNCATE cascades as in
+// MySQL: global truncates all five; by_host and by_user truncate by_account
+// and by_thread; by_account truncates by_thread; and truncating an actor
+// table removes its rows without live threads.
+func defineFamily[V any, S statistics[S, V]](f eventFamily[V, S]) {
+	var (
+		global   = f.prefix + "_global_by_event_name"
+		byThread = f.prefix + "_by_thread_by_event_name"
+		byAcct   = f.prefix + "_by_account_by_event_name"
+		byUser   = f.prefix + "_by_user_by_event_name"
+		byHost   = f.prefix + "_by_host_by_event_name"
+	)
+	defineSummary(global, f.groups, []string{byThread, byAcct, byUser, byHost},
+		func(s *Schema) []sumEntry[ByEventName, S] {
+			// One load of the class list sizes and indexes everything: a
+			// class registering during the read is left for the next.
+			classes := s.Classes()
+			st := f.global(s, classes)
+			var out []sumEntry[ByEventName, S]
+			for _, c := range classes {
+				if f.member(c) {
+					out = append(out, sumEntry[ByEventName, S]{key: rowKey{class: c.index},
+						dims: ByEventName{c.name}, stat: st[c.index], grp: f.group(c)})
+				}
+			}
+			return out
+		})
+	defineSummary(byThread, groupsThreads, nil,
+		func(s *Schema) []sumEntry[ByThread, S] {
+			classes := s.Classes()
+			tag := s.extTags[truncThreads].Load()
+			s.beginRead()
+			defer s.endRead()
+			var out []sumEntry[ByThread, S]
+			for _, t := range s.liveThreads() {
+				st := f.thread(t, len(classes), tag)
+				for _, c := range classes {
+					if f.member(c) {
+						out = append(out, sumEntry[ByThread, S]{key: rowKey{t.id, c.index},
+							dims: ByThread{t.id, c.name}, stat: st[c.index], grp: truncThreads})
+					}
+				}
+			}
+			return out
+		})
+	defineSummary(byAcct, groupsThreads, []string{byThread},
+		actorRows(&f, func(s *Schema) map[accountKey]*actorRow { return s.accounts },
+			func(r *actorRow, c *Class) ByAccount { return ByAccount{r.user, r.host, c.name} }),
+		func(s *Schema) { s.hideIdleActors(s.accounts) })
+	defineSummary(byUser, groupsThreads, []string{byThread, byAcct},
+		actorRows(&f, func(s *Schema) map[accountKey]*actorRow { return s.users },
+			func(r *actorRow, c *Class) ByUser { return ByUser{r.user, c.name} }),
+		func(s *Schema) { s.hideIdleActors(s.users) })
+	defineSummary(byHost, groupsThreads, []string{byThread, byAcct},
+		actorRows(&f, func(s *Schema) map[accountKey]*actorRow { return s.hosts },
+			func(r *actorRow, c *Class) ByHost { return ByHost{r.host, c.name} }),
+		func(s *Schema) { s.hideIdleActors(s.hosts) })
+}
+
+// actorRows returns the raw rows of a family's by_account, by_user or
+// by_host table: for each actor row of table m not hidden by a TRUNCATE,
+// its statistics by class.
+func actorRows[D, V any, S statistics[S, V]](f *eventFamily[V, S], m func(*Schema) map[accountKey]*actorRow, dims func(*actorRow, *Class) D) func(*Schema) []sumEntry[D, S] {
+	return func(s *Schema) []sumEntry[D, S] {
+		classes := s.Classes()
+		tag := s.extTags[truncThreads].Load()
+		s.beginRead()
+		defer s.endRead()
+		var out []sumEntry[D, S]
+		for _, r := range s.actorSnapshot(m(s)) {
+			if r.hiddenInSummary() {
+				continue
+			}
+			st := f.actor(r, len(classes), tag)
+			for _, c := range classes {
+				if f.member(c) {
+					out = append(out, sumEntry[D, S]{key: rowKey{r.id, c.index}, dims: dims(r, c), stat: st[c.index], grp: truncThreads})
+				}
+			}
+		}
+		return out
+	}
+}
+
+// WaitStats are the statistics columns of a wait summary, in picoseconds:
+// the events counted (timed or not) and the times of the timed ones.
+type WaitStats struct {
+	CountStar    uint64 `pfs:"COUNT_STAR,counter"`
+	SumTimerWait uint64 `pfs:"SUM_TIMER_WAIT,timer"`
+	MinTimerWait uint64 `pfs:"MIN_TIMER_WAIT,min,ps"`
+	AvgTimerWait uint64 `pfs:"AVG_TIMER_WAIT,avg,ps"`
+	MaxTimerWait uint64 `pfs:"MAX_TIMER_WAIT,max,ps"`
+}
+
+func (r StatRow) view() WaitStats { return WaitStats{r.Count, r.Sum, r.Min, r.Avg(), r.Max} }
+
+// IOStats are the statistics columns of file_summary_* and
+// socket_summary_*: all waits, then reads, writes (with the bytes they
+// moved) and the other operations.
+type IOStats struct {
+	CountStar             uint64 `pfs:"COUNT_STAR,counter"`
+	SumTimerWait          uint64 `pfs:"SUM_TIMER_WAIT,timer"`
+	MinTimerWait          uint64 `pfs:"MIN_TIMER_WAIT,min,ps"`
+	AvgTimerWait          uint64 `pfs:"AVG_TIMER_WAIT,avg,ps"`
+	MaxTimerWait          uint64 `pfs:"MAX_TIMER_WAIT,max,ps"`
+	CountRead             uint64 `pfs:"COUNT_READ,counter"`
+	SumTimerRead          uint64 `pfs:"SUM_TIMER_READ,timer"`
+	MinTimerRead          uint64 `pfs:"MIN_TIMER_READ,min,ps"`
+	AvgTimerRead          uint64 `pfs:"AVG_TIMER_READ,avg,ps"`
+	MaxTimerRead          uint64 `pfs:"MAX_TIMER_READ,max,ps"`
+	SumNumberOfBytesRead  uint64 `pfs:"SUM_NUMBER_OF_BYTES_READ,counter"`
+	CountWrite            uint64 `pfs:"COUNT_WRITE,counter"`
+	SumTimerWrite         uint64 `pfs:"SUM_TIMER_WRITE,timer"`
+	MinTimerWrite         uint64 `pfs:"MIN_TIMER_WRITE,min,ps"`
+	AvgTimerWrite         uint64 `pfs:"AVG_TIMER_WRITE,avg,ps"`
+	MaxTimerWrite         uint64 `pfs:"MAX_TIMER_WRITE,max,ps"`
+	SumNumberOfBytesWrite uint64 `pfs:"SUM_NUMBER_OF_BYTES_WRITE,counter"`
+	CountMisc             uint64 `pfs:"COUNT_MISC,counter"`
+	SumTimerMisc          uint64 `pfs:"SUM_TIMER_MISC,timer"`
+	MinTimerMisc          uint64 `pfs:"MIN_TIMER_MISC,min,ps"`
+	AvgTimerMisc          uint64 `pfs:"AVG_TIMER_MISC,avg,ps"`
+	MaxTimerMisc          uint64 `pfs:"MAX_TIMER_MISC,max,ps"`
+}
+
+func (r ioStat) view() IOStats {
+	a := r.All()
+	return IOStats{
+		a.Count, a.Sum, a.Min, a.Avg(), a.Max,
+		r.Read.Count, r.Read.Sum, r.Read.Min, r.Read.Avg(), r.Read.Max, r.ReadBytes,
+		r.Write.Count, r.Write.Sum, r.Write.Min, r.Write.Avg(), r.Write.Max, r.WriteBytes,
+		r.Misc.Count, r.Misc.Sum, r.Misc.Min, r.Misc.Avg(), r.Misc.Max,
+	}
+}

@@ -1,0 +1,143 @@
+package pfscore
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// Scan copies a table snapshot into structs, by column name: each field of R
+// tagged `pfs:"NAME,..."` (the tag of the engine's row types, see Role;
+// only NAME matters here) takes the column NAME. Embedded structs without a
+// tag contribute their fields, so a caller can compose a row of the
+// engine's parts:
+//
+//	type row struct {
+//		pfscore.ByAccount  // USER, HOST, EVENT_NAME
+//		pfscore.WaitStats  // COUNT_STAR, SUM_TIMER_WAIT, ...
+//	}
+//	rows, err := pfscore.Scan[row](res)
+//
+// A string field takes a string column, a bool one YES or NO, an integer
+// one a numeric column that fits it; NULL leaves the zero value (a pointer
+// field stays nil). A tagged field whose column the table lacks, or whose
+// type cannot hold the column's values, is an error.
+func Scan[R any](res *Result) ([]R, error) {
+	t := reflect.TypeFor[R]()
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("pfs: Scan into %v: not a struct", t)
+	}
+	var fields []scanField
+	if err := scanFields(t, nil, &fields); err != nil {
+		return nil, fmt.Errorf("pfs: Scan into %v: %w", t, err)
+	}
+	for i := range fields {
+		f := &fields[i]
+		f.col = -1
+		for j, c := range res.Columns {
+			if strings.EqualFold(c.Name, f.name) {
+				f.col = j
+				break
+			}
+		}
+		if f.col < 0 {
+			return nil, fmt.Errorf("pfs: Scan into %v: %s has no column %s", t, res.Table, f.name)
+		}
+	}
+	out := make([]R, len(res.Rows))
+	for i, row := range res.Rows {
+		v := reflect.ValueOf(&out[i]).Elem()
+		for _, f := range fields {
+			if f.col >= len(row) {
+				continue
+			}
+			if err := setField(v.FieldByIndex(f.index), row[f.col]); err != nil {
+				return nil, fmt.Errorf("pfs: Scan into %v: column %s: %w", t, f.name, err)
+			}
+		}
+	}
+	return out, nil
+}
+
+type scanField struct {
+	name  string
+	index []int
+	col   int
+}
+
+func scanFields(t reflect.Type, prefix []int, out *[]scanField) error {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		index := append(append([]int(nil), prefix...), i)
+		tag, ok := f.Tag.Lookup("pfs")
+		if !ok {
+			if f.Anonymous && f.Type.Kind() == reflect.Struct {
+				if err := scanFields(f.Type, index, out); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "" {
+			return fmt.Errorf("field %s: empty column name", f.Name)
+		}
+		*out = append(*out, scanField{name: name, index: index})
+	}
+	return nil
+}
+
+// setField stores a column value into a struct field.
+func setField(f reflect.Value, v Value) error {
+	if v == nil {
+		f.SetZero()
+		return nil
+	}
+	if f.Kind() == reflect.Pointer {
+		p := reflect.New(f.Type().Elem())
+		if err := setField(p.Elem(), v); err != nil {
+			return err
+		}
+		f.Set(p)
+		return nil
+	}
+	switch x := v.(type) {
+	case string:
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(x)
+			return nil
+		case reflect.Bool:
+			switch x {
+			case "YES":
+				f.SetBool(true)
+				return nil
+			case "NO":
+				f.SetBool(false)
+				return nil
+			}
+		}
+	case uint64:
+		switch {
+		case f.CanUint() && !f.OverflowUint(x):
+			f.SetUint(x)
+			return nil
+		case f.CanInt() && x <= 1<<63-1 && !f.OverflowInt(int64(x)):
+			f.SetInt(int64(x))
+			return nil
+		}
+	case int64:
+		switch {
+		case f.CanInt() && !f.OverflowInt(x):
+			f.SetInt(x)
+			return nil
+		case f.CanUint() && x >= 0 && !f.OverflowUint(uint64(x)):
+			f.SetUint(uint64(x))
+			return nil
+		}
+	}
+	return fmt.Errorf("cannot store %T %v in %v", v, v, f.Type())
+}
