@@ -25,23 +25,23 @@ func (s *Schema) liveThreads() []*Thread {
 // threadsRow is a row of threads. The columns that describe a MySQL
 // connection otelpfs has no equivalent for are always NULL.
 type threadsRow struct {
-	ThreadID           uint64   `pfs:"THREAD_ID,dim"`
-	Name               string   `pfs:"NAME,attr"`
-	Type               string   `pfs:"TYPE,attr"`
-	_                  struct{} `pfs:"PROCESSLIST_ID,id,uint"`
-	ProcesslistUser    string   `pfs:"PROCESSLIST_USER,attr,null"`
-	ProcesslistHost    string   `pfs:"PROCESSLIST_HOST,attr,null"`
-	_                  struct{} `pfs:"PROCESSLIST_DB,attr,string"`
-	_                  struct{} `pfs:"PROCESSLIST_COMMAND,attr,string"`
-	ProcesslistTime    int64    `pfs:"PROCESSLIST_TIME,gauge"` // seconds since the thread started
-	_                  struct{} `pfs:"PROCESSLIST_STATE,attr,string"`
-	_                  struct{} `pfs:"PROCESSLIST_INFO,text,string"`
-	_                  struct{} `pfs:"PARENT_THREAD_ID,id,uint"`
-	_                  struct{} `pfs:"ROLE,attr,string"`
-	Instrumented       bool     `pfs:"INSTRUMENTED,attr"`
-	History            bool     `pfs:"HISTORY,attr"`
-	_                  struct{} `pfs:"CONNECTION_TYPE,attr,string"`
-	_                  struct{} `pfs:"THREAD_OS_ID,id,uint"`
+	ThreadID        uint64   `pfs:"THREAD_ID,dim"`
+	Name            string   `pfs:"NAME,attr"`
+	Type            string   `pfs:"TYPE,attr"`
+	_               struct{} `pfs:"PROCESSLIST_ID,id,uint"`
+	ProcesslistUser string   `pfs:"PROCESSLIST_USER,attr,null"`
+	ProcesslistHost string   `pfs:"PROCESSLIST_HOST,attr,null"`
+	_               struct{} `pfs:"PROCESSLIST_DB,attr,string"`
+	_               struct{} `pfs:"PROCESSLIST_COMMAND,attr,string"`
+	ProcesslistTime int64    `pfs:"PROCESSLIST_TIME,gauge"` // seconds since the thread started
+	_               struct{} `pfs:"PROCESSLIST_STATE,attr,string"`
+	_               struct{} `pfs:"PROCESSLIST_INFO,text,string"`
+	_               struct{} `pfs:"PARENT_THREAD_ID,id,uint"`
+	_               struct{} `pfs:"ROLE,attr,string"`
+	Instrumented    bool     `pfs:"INSTRUMENTED,attr"`
+	History         bool     `pfs:"HISTORY,attr"`
+	_               struct{} `pfs:"CONNECTION_TYPE,attr,string"`
+	_               struct{} `pfs:"THREAD_OS_ID,id,uint"`
 }
 
 // actorConnections are the statistics columns of accounts, users and hosts.
