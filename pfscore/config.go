@@ -252,11 +252,9 @@ func WithoutEnvironment() Option { return noEnvOption{} }
 
 // parseOnOff parses a consumer value.
 func parseOnOff(v string) (bool, error) {
-	switch strings.ToUpper(strings.TrimSpace(v)) {
-	case "ON", "TRUE", "YES", "1":
-		return true, nil
-	case "OFF", "FALSE", "NO", "0":
-		return false, nil
+	on, err := ParseFlag(v)
+	if err != nil {
+		return false, fmt.Errorf("value %q: want ON or OFF", v)
 	}
-	return false, fmt.Errorf("value %q: want ON or OFF", v)
+	return on, nil
 }

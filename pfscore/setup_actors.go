@@ -58,70 +58,48 @@ func (s *Schema) InsertSetupActor(r SetupActorsRow) error {
 	if err := r.normalize(); err != nil {
 		return err
 	}
-	s.setupMu.Lock()
-	defer s.setupMu.Unlock()
-	old := *s.actors.Load()
-	for _, o := range old {
-		if o.Host == r.Host && o.User == r.User && o.Role == r.Role {
-			return fmt.Errorf("%w: setup_actors (%s, %s, %s)", ErrDuplicateRow, r.Host, r.User, r.Role)
-		}
-	}
-	if len(old) >= maxSetupRows {
-		return fmt.Errorf("%w: setup_actors holds at most %d rows", ErrTableFull, maxSetupRows)
-	}
-	next := append(append([]SetupActorsRow(nil), old...), r)
-	s.actors.Store(&next)
-	return nil
+	return rowsInsert(s, &s.actors, r, func(a, b *SetupActorsRow) bool {
+		return a.Host == b.Host && a.User == b.User && a.Role == b.Role
+	}, "setup_actors")
 }
 
 // UpdateSetupActors is UPDATE setup_actors SET ENABLED=…, HISTORY=… WHERE
 // HOST=host AND USER=user AND ROLE=role, where an empty argument matches any
 // value. It returns the number of rows changed.
 func (s *Schema) UpdateSetupActors(host, user, role string, enabled, history *bool) int {
-	s.setupMu.Lock()
-	defer s.setupMu.Unlock()
-	next := append([]SetupActorsRow(nil), *s.actors.Load()...)
-	n := 0
-	for i := range next {
-		r := &next[i]
-		if matchKey(host, r.Host) && matchKey(user, r.User) && matchKey(role, r.Role) {
-			n++
-			if enabled != nil {
-				r.Enabled = *enabled
-			}
-			if history != nil {
-				r.History = *history
-			}
-		}
-	}
-	s.actors.Store(&next)
-	return n
+	return s.updateActors(actorMatch(host, user, role), enabled, history)
+}
+
+func (s *Schema) updateActors(match func(*SetupActorsRow) bool, enabled, history *bool) int {
+	return rowsUpdate(s, &s.actors, match, func(r *SetupActorsRow) {
+		setFlag(&r.Enabled, enabled)
+		setFlag(&r.History, history)
+	})
 }
 
 // DeleteSetupActors is DELETE FROM setup_actors WHERE HOST=host AND
 // USER=user AND ROLE=role, an empty argument matching any value. It returns
 // the number of rows deleted.
 func (s *Schema) DeleteSetupActors(host, user, role string) int {
-	s.setupMu.Lock()
-	defer s.setupMu.Unlock()
-	var next []SetupActorsRow
-	old := *s.actors.Load()
-	for _, r := range old {
-		if !(matchKey(host, r.Host) && matchKey(user, r.User) && matchKey(role, r.Role)) {
-			next = append(next, r)
-		}
-	}
-	s.actors.Store(&next)
-	return len(old) - len(next)
+	return rowsDelete(s, &s.actors, actorMatch(host, user, role))
 }
 
 // TruncateSetupActors empties setup_actors: no foreground thread is then
 // instrumented.
-func (s *Schema) TruncateSetupActors() {
-	s.setupMu.Lock()
-	defer s.setupMu.Unlock()
-	empty := []SetupActorsRow{}
-	s.actors.Store(&empty)
+func (s *Schema) TruncateSetupActors() { rowsTruncate(s, &s.actors) }
+
+// actorMatch selects the rows with the given key; "" matches any value.
+func actorMatch(host, user, role string) func(*SetupActorsRow) bool {
+	return func(r *SetupActorsRow) bool {
+		return matchKey(host, r.Host) && matchKey(user, r.User) && matchKey(role, r.Role)
+	}
+}
+
+// setFlag stores *v into *f unless v is nil.
+func setFlag(f *bool, v *bool) {
+	if v != nil {
+		*f = *v
+	}
 }
 
 func matchKey(want, have string) bool { return want == "" || want == have }

@@ -24,15 +24,15 @@ func parseInstrumentRule(spec string, seq int) (instrumentRule, error) {
 	}
 	// A name with an escape is matched as a LIKE pattern, which unescapes it.
 	r := instrumentRule{pattern: pattern, exact: !isPattern(pattern) && !strings.Contains(pattern, "\\"), seq: seq}
-	switch strings.ToUpper(val) {
-	case "ON", "TRUE", "YES", "1":
-		r.enabled, r.timed = true, true
-	case "OFF", "FALSE", "NO", "0":
-	case "COUNTED":
+	if strings.EqualFold(val, "COUNTED") {
 		r.enabled = true
-	default:
+		return r, nil
+	}
+	on, err := ParseFlag(val)
+	if err != nil {
 		return instrumentRule{}, fmt.Errorf("instrument rule %q: value %q: want ON, OFF or COUNTED", spec, val)
 	}
+	r.enabled, r.timed = on, on
 	return r, nil
 }
 
@@ -118,7 +118,12 @@ func (s *Schema) SetupInstruments() []SetupInstrumentsRow {
 // number of rows matched. The change is seen by the next event that starts;
 // an event already started ends as it began.
 func (s *Schema) UpdateInstruments(pattern string, enabled, timed *bool) (int, error) {
-	return s.updateClasses(pattern, func(c *Class) bool { return true }, func(c *Class, f uint32) uint32 {
+	return s.updateClasses(pattern, func(c *Class) bool { return true }, instrumentsUpdate(enabled, timed))
+}
+
+// instrumentsUpdate sets ENABLED and TIMED, where not nil.
+func instrumentsUpdate(enabled, timed *bool) func(*Class, uint32) uint32 {
+	return func(c *Class, f uint32) uint32 {
 		if enabled != nil {
 			f = setBit(f, flagSetEnabled, *enabled)
 		}
@@ -126,7 +131,7 @@ func (s *Schema) UpdateInstruments(pattern string, enabled, timed *bool) (int, e
 			f = setBit(f, flagSetTimed, *timed)
 		}
 		return f
-	})
+	}
 }
 
 // updateClasses applies update to the flags of every class that match

@@ -84,44 +84,25 @@ func (s *Schema) InsertSetupObject(r SetupObjectsRow) error {
 	if len(r.ObjectSchema) > 512 || len(r.ObjectName) > 512 {
 		return fmt.Errorf("%w: OBJECT_SCHEMA or OBJECT_NAME longer than 512 bytes", ErrBadValue)
 	}
-	s.setupMu.Lock()
-	defer s.setupMu.Unlock()
-	old := *s.objects.Load()
-	for _, o := range old {
-		if o.ObjectType == r.ObjectType && o.ObjectSchema == r.ObjectSchema && o.ObjectName == r.ObjectName {
-			return fmt.Errorf("%w: setup_objects (%s, %s, %s)", ErrDuplicateRow, r.ObjectType, r.ObjectSchema, r.ObjectName)
-		}
-	}
-	if len(old) >= maxSetupRows {
-		return fmt.Errorf("%w: setup_objects holds at most %d rows", ErrTableFull, maxSetupRows)
-	}
-	next := append(append([]SetupObjectsRow(nil), old...), r)
-	s.objects.Store(&next)
+	err := rowsInsert(s, &s.objects, r, func(a, b *SetupObjectsRow) bool {
+		return a.ObjectType == b.ObjectType && a.ObjectSchema == b.ObjectSchema && a.ObjectName == b.ObjectName
+	}, "setup_objects")
 	s.objectsVersion.Add(1)
-	return nil
+	return err
 }
 
 // UpdateSetupObjects is UPDATE setup_objects SET ENABLED=…, TIMED=… WHERE
 // OBJECT_TYPE=typ AND OBJECT_SCHEMA=schema AND OBJECT_NAME=name; a zero typ
 // or empty string matches any value. It returns the number of rows changed.
 func (s *Schema) UpdateSetupObjects(typ ObjectType, schema, name string, enabled, timed *bool) int {
-	s.setupMu.Lock()
-	defer s.setupMu.Unlock()
-	next := append([]SetupObjectsRow(nil), *s.objects.Load()...)
-	n := 0
-	for i := range next {
-		r := &next[i]
-		if (typ == 0 || typ == r.ObjectType) && matchKey(schema, r.ObjectSchema) && matchKey(name, r.ObjectName) {
-			n++
-			if enabled != nil {
-				r.Enabled = *enabled
-			}
-			if timed != nil {
-				r.Timed = *timed
-			}
-		}
-	}
-	s.objects.Store(&next)
+	return s.updateObjects(objectMatch(typ, schema, name), enabled, timed)
+}
+
+func (s *Schema) updateObjects(match func(*SetupObjectsRow) bool, enabled, timed *bool) int {
+	n := rowsUpdate(s, &s.objects, match, func(r *SetupObjectsRow) {
+		setFlag(&r.Enabled, enabled)
+		setFlag(&r.Timed, timed)
+	})
 	s.objectsVersion.Add(1)
 	return n
 }
@@ -129,28 +110,28 @@ func (s *Schema) UpdateSetupObjects(typ ObjectType, schema, name string, enabled
 // DeleteSetupObjects deletes the rows matching as UpdateSetupObjects does
 // and returns how many.
 func (s *Schema) DeleteSetupObjects(typ ObjectType, schema, name string) int {
-	s.setupMu.Lock()
-	defer s.setupMu.Unlock()
-	old := *s.objects.Load()
-	var next []SetupObjectsRow
-	for _, r := range old {
-		if !((typ == 0 || typ == r.ObjectType) && matchKey(schema, r.ObjectSchema) && matchKey(name, r.ObjectName)) {
-			next = append(next, r)
-		}
-	}
-	s.objects.Store(&next)
+	return s.deleteObjects(objectMatch(typ, schema, name))
+}
+
+func (s *Schema) deleteObjects(match func(*SetupObjectsRow) bool) int {
+	n := rowsDelete(s, &s.objects, match)
 	s.objectsVersion.Add(1)
-	return len(old) - len(next)
+	return n
 }
 
 // TruncateSetupObjects empties setup_objects: no named object is then
 // instrumented.
 func (s *Schema) TruncateSetupObjects() {
-	s.setupMu.Lock()
-	defer s.setupMu.Unlock()
-	empty := []SetupObjectsRow{}
-	s.objects.Store(&empty)
+	rowsTruncate(s, &s.objects)
 	s.objectsVersion.Add(1)
+}
+
+// objectMatch selects the rows with the given key; a zero typ or "" matches
+// any value.
+func objectMatch(typ ObjectType, schema, name string) func(*SetupObjectsRow) bool {
+	return func(r *SetupObjectsRow) bool {
+		return (typ == 0 || typ == r.ObjectType) && matchKey(schema, r.ObjectSchema) && matchKey(name, r.ObjectName)
+	}
 }
 
 // lookupObject decides ENABLED and TIMED for an object, as MySQL does: the

@@ -39,7 +39,12 @@ func (s *Schema) SetupThreads() []SetupThreadsRow {
 // threads created afterwards, not running ones (use Thread.SetInstrumented
 // and SetHistory for those). It returns the number of rows matched.
 func (s *Schema) UpdateThreads(pattern string, enabled, history *bool) (int, error) {
-	return s.updateClasses(pattern, func(c *Class) bool { return c.kind == KindThread }, func(_ *Class, f uint32) uint32 {
+	return s.updateClasses(pattern, func(c *Class) bool { return c.kind == KindThread }, threadsUpdate(enabled, history))
+}
+
+// threadsUpdate sets ENABLED and HISTORY, where not nil.
+func threadsUpdate(enabled, history *bool) func(*Class, uint32) uint32 {
+	return func(_ *Class, f uint32) uint32 {
 		if enabled != nil {
 			f = setBit(f, flagSetEnabled, *enabled)
 		}
@@ -47,7 +52,7 @@ func (s *Schema) UpdateThreads(pattern string, enabled, history *bool) (int, err
 			f = setBit(f, flagHistory, *history)
 		}
 		return f
-	})
+	}
 }
 
 // threadClassDefaults returns a thread class's ENABLED and HISTORY.

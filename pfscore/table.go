@@ -50,6 +50,7 @@ type Result struct {
 	Table   string
 	Columns []Column
 	Rows    []Row
+	Matched int // the rows a Query's WHERE clause matched, before its limit
 }
 
 // Errors of table access.
@@ -64,6 +65,7 @@ type tableDef struct {
 	columns  []Column
 	rows     func(s *Schema) []Row
 	truncate func(s *Schema) // nil: TRUNCATE not allowed
+	setup    *setupDef       // nil: no UPDATE, INSERT or DELETE (see Tables)
 }
 
 var (
@@ -83,11 +85,13 @@ func defineTable(t *tableDef) {
 
 // defineRows defines a table whose rows are R structs (see Role for the
 // tags that declare its columns): rows lists them; truncate, if not nil, is
-// its TRUNCATE.
-func defineRows[R any](name string, rows func(*Schema) []R, truncate func(*Schema)) {
+// its TRUNCATE. It returns the definition, for its setup changes.
+func defineRows[R any](name string, rows func(*Schema) []R, truncate func(*Schema)) *tableDef {
 	p := planOf(reflect.TypeFor[R]())
-	defineTable(&tableDef{name: name, columns: p.cols, truncate: truncate,
-		rows: func(s *Schema) []Row { return rowsOf(p, rows(s)) }})
+	t := &tableDef{name: name, columns: p.cols, truncate: truncate,
+		rows: func(s *Schema) []Row { return rowsOf(p, rows(s)) }}
+	defineTable(t)
+	return t
 }
 
 // TableNames returns the names of every table, sorted.
@@ -127,10 +131,15 @@ func (s *Schema) Select(table string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.selectTable(t), nil
+}
+
+func (s *Schema) selectTable(t *tableDef) *Result {
 	s.maybeReclaim()
 	s.beginRead()
 	defer s.endRead()
-	return &Result{Table: t.name, Columns: slices.Clone(t.columns), Rows: t.rows(s)}, nil
+	rows := t.rows(s)
+	return &Result{Table: t.name, Columns: slices.Clone(t.columns), Rows: rows, Matched: len(rows)}
 }
 
 // Truncatable reports whether TRUNCATE TABLE is allowed on table.

@@ -85,7 +85,7 @@ func actorTable[R any](name string, m func(*Schema) map[accountKey]*actorRow, ro
 }
 
 func init() {
-	defineRows("threads", func(s *Schema) []threadsRow {
+	threads := defineRows("threads", func(s *Schema) []threadsRow {
 		now := hwclock.Nanosecond.Now()
 		var rows []threadsRow
 		for _, t := range s.liveThreads() {
@@ -100,6 +100,32 @@ func init() {
 		}
 		return rows
 	}, nil)
+	threads.setup = &setupDef{columns: []string{"INSTRUMENTED", "HISTORY"},
+		update: func(s *Schema, rows []Row, set map[string]Value) error {
+			instrumented, history, err := twoFlags(set, "INSTRUMENTED", "HISTORY")
+			if err != nil {
+				return err
+			}
+			ids := map[uint64]bool{}
+			for _, r := range rows {
+				if id, ok := r[threads.column("THREAD_ID")].(uint64); ok {
+					ids[id] = true
+				}
+			}
+			s.beginRead()
+			defer s.endRead()
+			for _, t := range s.liveThreads() {
+				if ids[t.id] {
+					if instrumented != nil {
+						t.SetInstrumented(*instrumented)
+					}
+					if history != nil {
+						t.SetHistory(*history)
+					}
+				}
+			}
+			return nil
+		}}
 	actorTable("accounts", func(s *Schema) map[accountKey]*actorRow { return s.accounts },
 		func(r *actorRow) accountsRow { return accountsRow{r.user, r.host, r.connections()} })
 	actorTable("users", func(s *Schema) map[accountKey]*actorRow { return s.users },

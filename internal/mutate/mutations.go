@@ -186,9 +186,9 @@ var mutations = []mutation{
 	{
 		area: "pfscore", name: "global-rereads-classes", race: true, pkgs: pfscorePkgs,
 		desc: "the global summary loops over a second load of the class list (defect A)",
-		edits: []edit{{"pfscore/table_summary.go",
-			"\t\t\tfor _, c := range classes {\n\t\t\t\tif !c.kind.IsWait() {",
-			"\t\t\tfor _, c := range s.Classes() {\n\t\t\t\tif !c.kind.IsWait() {"}},
+		edits: []edit{{"pfscore/family.go",
+			"\t\t\tst := f.global(s, classes)\n\t\t\tvar out []sumEntry[ByEventName, S]\n\t\t\tfor _, c := range classes {",
+			"\t\t\tst := f.global(s, classes)\n\t\t\tvar out []sumEntry[ByEventName, S]\n\t\t\tfor _, c := range s.Classes() {"}},
 	},
 	{
 		area: "pfscore", name: "aggregate-ignores-epoch", pkgs: pfscorePkgs,
