@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
 )
 
 // Queries: the WHERE clause, ORDER BY list and LIMIT that Schema.Query
