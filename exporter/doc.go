@@ -4,8 +4,10 @@
 //
 // # The /debug/pfs handler
 //
-// Handler serves a Schema's tables over HTTP; a service mounts it on its
-// own mux, or starts a loopback-only server for it with Listen:
+// Handler serves a schema's tables over HTTP, through pfscore.Tables (the
+// catalog, Query, Truncate and the setup changes; a *pfscore.Schema is
+// one). A service mounts it on its own mux, or starts a loopback-only server
+// for it with Listen:
 //
 //	mux.Handle("/debug/pfs/", exporter.Handler(pfscore.Default()))
 //
@@ -23,14 +25,15 @@
 // them), format=json or format=html; without one, a browser (Accept:
 // text/html) gets HTML and anything else text. The JSON form is
 //
-//	{"table": "NAME", "columns": [{"name": "COUNT_STAR", "type": "uint"}, ...], "rows": [[...], ...]}
+//	{"table": "NAME", "columns": [{"name": "COUNT_STAR", "type": "uint", "role": "counter"}, ...], "rows": [[...], ...]}
 //
 // with column types "string", "uint", "int" and "picos" (a TIMER_* column,
-// in raw picoseconds), NULL as null; DecodeJSON reads it back. The HTML page
+// in raw picoseconds), roles as pfscore.Role names them (dim, counter,
+// timer, gauge, ...), NULL as null; DecodeJSON reads it back. The HTML page
 // links every table and sorts by a click on a column header.
 //
 // A table GET also takes a filter, an order and a limit, a small subset of
-// SQL with MySQL's meaning:
+// SQL with MySQL's meaning (pfscore.Query, which Go callers use directly):
 //
 //	where=EVENT_NAME LIKE 'wait/io/%' AND COUNT_STAR > 0
 //	where=SUM_TIMER_WAIT > 1.5ms            (TIMER_* columns take ps ns us ms s min h d)
@@ -40,8 +43,8 @@
 // Conditions are COL op value (= != <> < <= > >=), COL [NOT] LIKE
 // 'pattern' and COL IS [NOT] NULL, joined by AND (a repeated where
 // parameter joins with AND too). Strings compare case-insensitively; NULL
-// satisfies no comparison and sorts first. Anything the handler does not
-// understand is a 400 that says what it expected.
+// satisfies no comparison and sorts first; limit=0 shows no rows. Anything
+// the handler does not understand is a 400 that says what it expected.
 //
 // # Changes
 //
@@ -51,7 +54,7 @@
 // (http.CrossOriginProtection). Bodies are JSON objects of at most
 // MaxBodyBytes, field names case-insensitive, flags true/false or
 // "YES"/"NO"; names are LIKE patterns as in MySQL's UPDATE … WHERE NAME
-// LIKE …:
+// LIKE …. Each body becomes a pfscore.Tables Update, Insert or Delete:
 //
 //	setup/instruments  {"name": "wait/synch/%", "enabled": true, "timed": true}   (either flag)
 //	setup/consumers    {"name": "events_waits_history%", "enabled": true}

@@ -91,12 +91,12 @@ func WithPrefix(prefix string) HandlerOption {
 // changes nothing. See the package documentation for the details.
 //
 // The handler is safe for concurrent use.
-func Handler(s *pfscore.Schema, opts ...HandlerOption) http.Handler {
-	return &handler{s: s, cfg: newHandlerConfig(opts), cop: http.NewCrossOriginProtection()}
+func Handler(t pfscore.Tables, opts ...HandlerOption) http.Handler {
+	return &handler{s: t, cfg: newHandlerConfig(opts), cop: http.NewCrossOriginProtection()}
 }
 
 type handler struct {
-	s   *pfscore.Schema
+	s   pfscore.Tables
 	cfg handlerConfig
 	cop *http.CrossOriginProtection
 }
@@ -181,10 +181,12 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) error {
 
 // checkTable returns 404 for an unknown table.
 func (h *handler) checkTable(name string) error {
-	if _, err := h.s.Columns(name); err != nil {
-		return errorf(http.StatusNotFound, "unknown table %q: GET %s/ lists the tables", name, h.cfg.prefix)
+	for _, t := range h.s.Catalog() {
+		if t.Name == name {
+			return nil
+		}
 	}
-	return nil
+	return errorf(http.StatusNotFound, "unknown table %q: GET %s/ lists the tables", name, h.cfg.prefix)
 }
 
 // allowMethods returns 405, with an Allow header, unless r's method is one
@@ -262,14 +264,14 @@ func setContentType(w http.ResponseWriter, f format) {
 
 // tableInfos lists the tables and counts their rows.
 func (h *handler) tableInfos() []TableInfo {
-	names := h.s.TableNames()
-	infos := make([]TableInfo, 0, len(names))
-	for _, n := range names {
-		res, err := h.s.Select(n)
+	cat := h.s.Catalog()
+	infos := make([]TableInfo, 0, len(cat))
+	for _, t := range cat {
+		res, err := h.s.Query(t.Name, pfscore.Query{})
 		if err != nil {
 			continue
 		}
-		infos = append(infos, TableInfo{Name: n, Rows: len(res.Rows), Truncatable: h.s.Truncatable(n)})
+		infos = append(infos, TableInfo{Name: t.Name, Rows: len(res.Rows), Truncatable: t.Truncatable})
 	}
 	return infos
 }
@@ -277,10 +279,10 @@ func (h *handler) tableInfos() []TableInfo {
 // tableLinks lists the tables without counting rows (performance_timers,
 // for one, calibrates the timers on every read), for a page's navigation.
 func (h *handler) tableLinks() []TableInfo {
-	names := h.s.TableNames()
-	infos := make([]TableInfo, len(names))
-	for i, n := range names {
-		infos[i] = TableInfo{Name: n, Rows: -1}
+	cat := h.s.Catalog()
+	infos := make([]TableInfo, len(cat))
+	for i, t := range cat {
+		infos[i] = TableInfo{Name: t.Name, Rows: -1}
 	}
 	return infos
 }
@@ -316,20 +318,21 @@ func (h *handler) serveTable(w http.ResponseWriter, r *http.Request, name string
 	if err != nil {
 		return err
 	}
-	cols, err := h.s.Columns(name)
+	q, none, err := queryOf(v)
 	if err != nil {
-		return errorf(http.StatusNotFound, "unknown table %q", name)
+		return err
 	}
-	q, err := parseQuery(cols, v["where"], v.Get("order"), v.Get("limit"))
-	if err != nil {
+	res, err := h.s.Query(name, q)
+	switch {
+	case errors.Is(err, pfscore.ErrUnknownTable):
+		return errorf(http.StatusNotFound, "unknown table %q", name)
+	case err != nil:
 		return errorf(http.StatusBadRequest, "%v", err)
 	}
-	res, err := h.s.Select(name)
-	if err != nil {
-		return errorf(http.StatusNotFound, "unknown table %q", name)
+	if none { // limit=0
+		res.Rows = res.Rows[:0]
 	}
-	var matched int
-	res.Rows, matched = q.apply(res.Rows)
+	matched := res.Matched
 	var buf bytes.Buffer
 	switch f {
 	case formatJSON:
@@ -347,6 +350,24 @@ func (h *handler) serveTable(w http.ResponseWriter, r *http.Request, name string
 		err = WriteText(&buf, res)
 	}
 	return writeBody(w, f, &buf, err)
+}
+
+// maxLimit bounds limit=; more rows than this are never asked for.
+const maxLimit = 1 << 30
+
+// queryOf returns the query of a table request's where, order and limit
+// parameters (see pfscore.Query). none reports limit=0, which asks for no
+// rows (a pfscore.Query's zero Limit means no limit).
+func queryOf(v url.Values) (q pfscore.Query, none bool, err error) {
+	q = pfscore.Query{Where: v["where"], Order: v.Get("order")}
+	if l := strings.TrimSpace(v.Get("limit")); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 0 || n > maxLimit {
+			return q, false, errorf(http.StatusBadRequest, "%v: limit %q: want an integer from 0 to %d", pfscore.ErrBadQuery, v.Get("limit"), maxLimit)
+		}
+		q.Limit, none = n, n == 0
+	}
+	return q, none, nil
 }
 
 // writeBody sends a rendered page, or the error that rendering it met.

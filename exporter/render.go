@@ -140,14 +140,19 @@ type jsonTable struct {
 type jsonColumn struct {
 	Name string `json:"name"`
 	Type string `json:"type"`
+	Role string `json:"role,omitempty"`
 }
 
-// WriteJSON writes res as {"table": NAME, "columns": [{"name", "type"}],
-// "rows": [[...]]}: NULL as null, numbers (picoseconds too) as integers.
+// WriteJSON writes res as {"table": NAME, "columns": [{"name", "type",
+// "role"}], "rows": [[...]]}: NULL as null, numbers (picoseconds too) as
+// integers; a role as pfscore.Role.String names it.
 func WriteJSON(w io.Writer, res *pfscore.Result) error {
 	t := jsonTable{Table: res.Table, Columns: make([]jsonColumn, len(res.Columns)), Rows: res.Rows}
 	for i, c := range res.Columns {
-		t.Columns[i] = jsonColumn{c.Name, ColumnTypeName(c.Type)}
+		t.Columns[i] = jsonColumn{Name: c.Name, Type: ColumnTypeName(c.Type)}
+		if c.Role != 0 {
+			t.Columns[i].Role = c.Role.String()
+		}
 	}
 	if t.Rows == nil {
 		t.Rows = []pfscore.Row{}
@@ -175,6 +180,11 @@ func DecodeJSON(r io.Reader) (*pfscore.Result, error) {
 			return nil, fmt.Errorf("decoding table %s, column %s: %w", raw.Table, c.Name, err)
 		}
 		res.Columns[i] = pfscore.Column{Name: c.Name, Type: t}
+		if c.Role != "" { // older servers send none
+			if res.Columns[i].Role, err = pfscore.ParseRole(c.Role); err != nil {
+				return nil, fmt.Errorf("decoding table %s, column %s: %w", raw.Table, c.Name, err)
+			}
+		}
 	}
 	for i, row := range raw.Rows {
 		if len(row) != len(res.Columns) {
@@ -422,7 +432,7 @@ func htmlRows(cols []pfscore.Column, rows []pfscore.Row) [][]htmlCell {
 			}
 			cell := htmlCell{Text: FormatValue(c.Type, v), Null: v == nil}
 			if v != nil {
-				cell.Sort = valueString(v)
+				cell.Sort = fmt.Sprint(v) // a string, or a decimal integer
 			}
 			switch {
 			case c.Type != pfscore.ColString && v == nil:

@@ -21,7 +21,7 @@ import (
 // A setupUpdater applies one setup table's body.
 type setupUpdater struct {
 	table string
-	apply func(s *pfscore.Schema, body []byte) (setupResult, error)
+	apply func(t pfscore.Tables, body []byte) (setupResult, error)
 }
 
 // setupResult is the response to a setup change.
@@ -116,32 +116,27 @@ func (b *setupBool) UnmarshalJSON(data []byte) error {
 		*b = setupBool(v)
 		return nil
 	case string:
-		switch strings.ToUpper(v) {
-		case "YES", "ON", "TRUE", "1":
-			*b = true
-			return nil
-		case "NO", "OFF", "FALSE", "0":
-			*b = false
+		if on, err := pfscore.ParseFlag(v); err == nil {
+			*b = setupBool(on)
 			return nil
 		}
 	}
 	return fmt.Errorf("flag %s: want true, false, \"YES\" or \"NO\"", data)
 }
 
-func (b *setupBool) ptr() *bool {
-	if b == nil {
-		return nil
+// flag renders b for a setup change: "YES" or "NO".
+func (b setupBool) flag() pfscore.Value {
+	if b {
+		return "YES"
 	}
-	v := bool(*b)
-	return &v
+	return "NO"
 }
 
-// or returns b's value, or def when b is absent.
-func (b *setupBool) or(def bool) bool {
-	if b == nil {
-		return def
+// set adds column col = b to a change, when b is given.
+func (b *setupBool) set(change map[string]pfscore.Value, col string) {
+	if b != nil {
+		change[col] = b.flag()
 	}
-	return bool(*b)
 }
 
 func requireName(name, example string) error {
@@ -151,7 +146,26 @@ func requireName(name, example string) error {
 	return nil
 }
 
-func setupInstruments(s *pfscore.Schema, body []byte) (setupResult, error) {
+// likeName is the WHERE clause of a change by name pattern, after the
+// pattern's own check (pfscore.CheckPattern).
+func likeName(pattern string) ([]string, error) {
+	if err := pfscore.CheckPattern(pattern); err != nil {
+		return nil, err
+	}
+	return []string{"NAME LIKE " + pfscore.QuoteString(pattern)}, nil
+}
+
+// updateByName is UPDATE table SET change WHERE NAME LIKE pattern.
+func updateByName(t pfscore.Tables, table, pattern string, change map[string]pfscore.Value) (setupResult, error) {
+	where, err := likeName(pattern)
+	if err != nil {
+		return setupResult{}, err
+	}
+	n, err := t.Update(table, where, change)
+	return setupResult{RowsMatched: n}, err
+}
+
+func setupInstruments(t pfscore.Tables, body []byte) (setupResult, error) {
 	var req struct {
 		Name    string     `json:"name"`
 		Enabled *setupBool `json:"enabled"`
@@ -166,11 +180,13 @@ func setupInstruments(s *pfscore.Schema, body []byte) (setupResult, error) {
 	if req.Enabled == nil && req.Timed == nil {
 		return setupResult{}, badRequest("nothing to change: give \"enabled\", \"timed\" or both")
 	}
-	n, err := s.UpdateInstruments(req.Name, req.Enabled.ptr(), req.Timed.ptr())
-	return setupResult{RowsMatched: n}, err
+	change := map[string]pfscore.Value{}
+	req.Enabled.set(change, "ENABLED")
+	req.Timed.set(change, "TIMED")
+	return updateByName(t, "setup_instruments", req.Name, change)
 }
 
-func setupConsumers(s *pfscore.Schema, body []byte) (setupResult, error) {
+func setupConsumers(t pfscore.Tables, body []byte) (setupResult, error) {
 	var req struct {
 		Name    string     `json:"name"`
 		Enabled *setupBool `json:"enabled"`
@@ -184,11 +200,10 @@ func setupConsumers(s *pfscore.Schema, body []byte) (setupResult, error) {
 	if req.Enabled == nil {
 		return setupResult{}, badRequest("\"enabled\" is required")
 	}
-	n, err := s.UpdateConsumers(req.Name, bool(*req.Enabled))
-	return setupResult{RowsMatched: n}, err
+	return updateByName(t, "setup_consumers", req.Name, map[string]pfscore.Value{"ENABLED": req.Enabled.flag()})
 }
 
-func setupThreads(s *pfscore.Schema, body []byte) (setupResult, error) {
+func setupThreads(t pfscore.Tables, body []byte) (setupResult, error) {
 	var req struct {
 		Name    string     `json:"name"`
 		Enabled *setupBool `json:"enabled"`
@@ -203,11 +218,13 @@ func setupThreads(s *pfscore.Schema, body []byte) (setupResult, error) {
 	if req.Enabled == nil && req.History == nil {
 		return setupResult{}, badRequest("nothing to change: give \"enabled\", \"history\" or both")
 	}
-	n, err := s.UpdateThreads(req.Name, req.Enabled.ptr(), req.History.ptr())
-	return setupResult{RowsMatched: n}, err
+	change := map[string]pfscore.Value{}
+	req.Enabled.set(change, "ENABLED")
+	req.History.set(change, "HISTORY")
+	return updateByName(t, "setup_threads", req.Name, change)
 }
 
-func setupTimers(s *pfscore.Schema, body []byte) (setupResult, error) {
+func setupTimers(t pfscore.Tables, body []byte) (setupResult, error) {
 	var req struct {
 		Name      string `json:"name"`
 		TimerName string `json:"timer_name"`
@@ -218,11 +235,21 @@ func setupTimers(s *pfscore.Schema, body []byte) (setupResult, error) {
 	if req.Name == "" || req.TimerName == "" {
 		return setupResult{}, badRequest("\"name\" (an event class, as \"wait\") and \"timer_name\" (as \"NANOSECOND\") are required")
 	}
-	t, err := s.SetupTimers().Set(req.Name, req.TimerName)
+	where := []string{"NAME = " + pfscore.QuoteString(req.Name)}
+	n, err := t.Update("setup_timers", where, map[string]pfscore.Value{"TIMER_NAME": req.TimerName})
 	if err != nil {
 		return setupResult{}, err
 	}
-	return setupResult{RowsMatched: 1, TimerName: t.String()}, nil
+	if n == 0 {
+		return setupResult{}, badRequest("unknown event class %q: setup_timers lists them", req.Name)
+	}
+	// The timer set, which may be a substitute for the one asked for.
+	res, err := t.Query("setup_timers", pfscore.Query{Where: where})
+	if err != nil || len(res.Rows) != 1 || len(res.Rows[0]) < 2 {
+		return setupResult{}, fmt.Errorf("setup_timers: reading back %s: %v", req.Name, err)
+	}
+	timer, _ := res.Rows[0][1].(string)
+	return setupResult{RowsMatched: 1, TimerName: timer}, nil
 }
 
 // checkOp validates a setup_actors or setup_objects op and which flags it
@@ -249,7 +276,51 @@ func checkOp(op string, flagsGiven, keysGiven bool) (string, error) {
 	return op, nil
 }
 
-func setupActors(s *pfscore.Schema, body []byte) (setupResult, error) {
+// A keyed is a setup_actors or setup_objects change: its key columns (an
+// empty value matches any row, as a missing WHERE condition) and flags.
+type keyed struct {
+	op    string
+	keys  [][2]string // column, value
+	flags map[string]pfscore.Value
+}
+
+// apply runs the change on table.
+func (k keyed) apply(t pfscore.Tables, table string) (setupResult, error) {
+	res := setupResult{Op: k.op}
+	var where []string
+	for _, kv := range k.keys {
+		if kv[1] != "" {
+			where = append(where, kv[0]+" = "+pfscore.QuoteString(kv[1]))
+		}
+	}
+	var err error
+	switch k.op {
+	case "insert":
+		values := map[string]pfscore.Value{}
+		for _, kv := range k.keys {
+			values[kv[0]] = kv[1]
+		}
+		for c, v := range k.flags {
+			values[c] = v
+		}
+		if err = t.Insert(table, values); err == nil {
+			res.RowsMatched = 1
+		}
+	case "update":
+		res.RowsMatched, err = t.Update(table, where, k.flags)
+	case "delete":
+		res.RowsMatched, err = t.Delete(table, where)
+	case "truncate":
+		var all *pfscore.Result
+		if all, err = t.Query(table, pfscore.Query{}); err == nil {
+			res.RowsMatched = len(all.Rows)
+			err = t.Truncate(table)
+		}
+	}
+	return res, err
+}
+
+func setupActors(t pfscore.Tables, body []byte) (setupResult, error) {
 	var req struct {
 		Op      string     `json:"op"`
 		Host    string     `json:"host"`
@@ -265,26 +336,13 @@ func setupActors(s *pfscore.Schema, body []byte) (setupResult, error) {
 	if err != nil {
 		return setupResult{}, err
 	}
-	res := setupResult{Op: op}
-	switch op {
-	case "insert": // MySQL's defaults: ENABLED='YES', HISTORY='YES'
-		err = s.InsertSetupActor(pfscore.SetupActorsRow{Host: req.Host, User: req.User, Role: req.Role,
-			Enabled: req.Enabled.or(true), History: req.History.or(true)})
-		if err == nil {
-			res.RowsMatched = 1
-		}
-	case "update":
-		res.RowsMatched = s.UpdateSetupActors(req.Host, req.User, req.Role, req.Enabled.ptr(), req.History.ptr())
-	case "delete":
-		res.RowsMatched = s.DeleteSetupActors(req.Host, req.User, req.Role)
-	case "truncate":
-		res.RowsMatched = len(s.SetupActors())
-		s.TruncateSetupActors()
-	}
-	return res, err
+	k := keyed{op: op, keys: [][2]string{{"HOST", req.Host}, {"USER", req.User}, {"ROLE", req.Role}}, flags: map[string]pfscore.Value{}}
+	req.Enabled.set(k.flags, "ENABLED")
+	req.History.set(k.flags, "HISTORY")
+	return k.apply(t, "setup_actors")
 }
 
-func setupObjects(s *pfscore.Schema, body []byte) (setupResult, error) {
+func setupObjects(t pfscore.Tables, body []byte) (setupResult, error) {
 	var req struct {
 		Op           string     `json:"op"`
 		ObjectType   string     `json:"object_type"`
@@ -300,29 +358,18 @@ func setupObjects(s *pfscore.Schema, body []byte) (setupResult, error) {
 	if err != nil {
 		return setupResult{}, err
 	}
-	var typ pfscore.ObjectType
-	if req.ObjectType != "" {
-		if typ, err = pfscore.ParseObjectType(req.ObjectType); err != nil {
+	typ := req.ObjectType
+	if typ != "" {
+		ot, err := pfscore.ParseObjectType(typ)
+		if err != nil {
 			return setupResult{}, err
 		}
+		typ = ot.String()
 	} else if op == "insert" {
 		return setupResult{}, badRequest("insert: \"object_type\" is required")
 	}
-	res := setupResult{Op: op}
-	switch op {
-	case "insert": // MySQL's defaults: ENABLED='YES', TIMED='YES'
-		err = s.InsertSetupObject(pfscore.SetupObjectsRow{ObjectType: typ, ObjectSchema: req.ObjectSchema, ObjectName: req.ObjectName,
-			Enabled: req.Enabled.or(true), Timed: req.Timed.or(true)})
-		if err == nil {
-			res.RowsMatched = 1
-		}
-	case "update":
-		res.RowsMatched = s.UpdateSetupObjects(typ, req.ObjectSchema, req.ObjectName, req.Enabled.ptr(), req.Timed.ptr())
-	case "delete":
-		res.RowsMatched = s.DeleteSetupObjects(typ, req.ObjectSchema, req.ObjectName)
-	case "truncate":
-		res.RowsMatched = len(s.SetupObjects())
-		s.TruncateSetupObjects()
-	}
-	return res, err
+	k := keyed{op: op, keys: [][2]string{{"OBJECT_TYPE", typ}, {"OBJECT_SCHEMA", req.ObjectSchema}, {"OBJECT_NAME", req.ObjectName}}, flags: map[string]pfscore.Value{}}
+	req.Enabled.set(k.flags, "ENABLED")
+	req.Timed.set(k.flags, "TIMED")
+	return k.apply(t, "setup_objects")
 }

@@ -108,7 +108,7 @@ func (s *Schema) SetupConsumers() []SetupConsumersRow {
 // LIKE pattern. It returns the number of rows matched. Effective at once:
 // switching global_instrumentation updates every class's effective switch.
 func (s *Schema) UpdateConsumers(pattern string, enabled bool) (int, error) {
-	if err := checkPattern(pattern); err != nil {
+	if err := CheckPattern(pattern); err != nil {
 		return 0, err
 	}
 	s.setupMu.Lock()

@@ -19,7 +19,7 @@ func parseInstrumentRule(spec string, seq int) (instrumentRule, error) {
 		return instrumentRule{}, fmt.Errorf("instrument rule %q: want name-or-pattern=ON|OFF|COUNTED", spec)
 	}
 	pattern, val := strings.TrimSpace(spec[:i]), strings.TrimSpace(spec[i+1:])
-	if err := checkPattern(pattern); err != nil {
+	if err := CheckPattern(pattern); err != nil {
 		return instrumentRule{}, fmt.Errorf("instrument rule %q: %w", spec, err)
 	}
 	// A name with an escape is matched as a LIKE pattern, which unescapes it.
@@ -36,8 +36,9 @@ func parseInstrumentRule(spec string, seq int) (instrumentRule, error) {
 	return r, nil
 }
 
-// checkPattern validates a LIKE pattern for a NAME column.
-func checkPattern(pattern string) error {
+// CheckPattern validates a LIKE pattern for a setup table's NAME column:
+// printable ASCII, not empty, not too long. It returns ErrBadPattern.
+func CheckPattern(pattern string) error {
 	if pattern == "" {
 		return fmt.Errorf("%w: empty", ErrBadPattern)
 	}
@@ -138,7 +139,7 @@ func instrumentsUpdate(enabled, timed *bool) func(*Class, uint32) uint32 {
 // selects and whose name is LIKE pattern, re-deriving the effective switch,
 // and returns how many it changed. Setup updates are serialized by setupMu.
 func (s *Schema) updateClasses(pattern string, match func(*Class) bool, update func(*Class, uint32) uint32) (int, error) {
-	if err := checkPattern(pattern); err != nil {
+	if err := CheckPattern(pattern); err != nil {
 		return 0, err
 	}
 	s.setupMu.Lock()
