@@ -2,6 +2,7 @@ package pfscore
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -217,6 +218,46 @@ func TestScanSummaryRows(t *testing.T) {
 	}
 	if th := byName[f.thread.Name()]; th.Timed != nil {
 		t.Errorf("thread class scanned as %+v, want TIMED NULL", th)
+	}
+}
+
+// TestScanEngineRows reads tables back into the engine's own row types,
+// enumerations included, and gets what the typed accessors return.
+func TestScanEngineRows(t *testing.T) {
+	f := newFixture(t)
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	defer th.End()
+	waitOnce(f.m, th)
+	waitOnce(f.m, th)
+	res, err := f.s.Select("events_waits_history")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Scan[WaitEvent](res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := f.s.EventsWaitsHistory()
+	if len(got) != len(want) || len(got) != 2 {
+		t.Fatalf("%d rows scanned, %d from EventsWaitsHistory", len(got), len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		g.HasBytes, g.InProgress, g.Timed = w.HasBytes, w.InProgress, w.Timed // not columns
+		if g != w {
+			t.Errorf("row %d: scanned %+v, want %+v", i, g, w)
+		}
+	}
+	res, err = f.s.Select("setup_consumers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := Scan[SetupConsumersRow](res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cons, f.s.SetupConsumers()) {
+		t.Errorf("setup_consumers scanned %+v, want %+v", cons, f.s.SetupConsumers())
 	}
 }
 

@@ -62,8 +62,29 @@
 //
 // # Tables
 //
-// Select returns a snapshot of any table by name; TableNames lists them.
-// TestDocListsEveryTable keeps this list true.
+// Every table is a snapshot of rows read without blocking a writer. Query
+// returns one, filtered, ordered and limited by a small SQL subset (the
+// WHERE, ORDER BY and LIMIT of Query, the language of the HTTP handler's
+// where, order and limit); Select is Query without them; Scan copies a
+// snapshot into structs by column name, so Go callers read typed rows.
+// Catalog lists the tables: each column with its type and its Role
+// (dimension, counter, timer, gauge, low or high water mark, min, avg,
+// max, timestamp, duration, id, attribute, text), which is what a generic
+// reader (the HTTP view, the OpenTelemetry bridge) needs to know of it.
+// A table's columns are declared as the tagged fields of its row struct.
+//
+// Tables is the interface adapters depend on rather than *Schema: the
+// catalog, Query, Truncate, and the changes MySQL allows on setup tables
+// as Update, Insert and Delete (UPDATE setup_instruments SET ENABLED='NO'
+// WHERE NAME LIKE 'wait/synch/%' is Update("setup_instruments",
+// []string{"NAME LIKE 'wait/synch/%'"}, map[string]Value{"ENABLED": "NO"})).
+//
+// The summaries by event name of a kind of event (global, by thread,
+// account, user and host) are declared together as one family, with
+// MySQL's TRUNCATE cascade; their TRUNCATE baselines are keyed by the
+// row's object and class, never by its text.
+//
+// The tables (TestDocListsEveryTable keeps this list true):
 //
 //	setup_instruments, setup_consumers, setup_actors, setup_objects,
 //	setup_threads, setup_timers, performance_timers

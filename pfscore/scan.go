@@ -19,8 +19,11 @@ import (
 //	rows, err := pfscore.Scan[row](res)
 //
 // A string field takes a string column, a bool one YES or NO, an integer
-// one a numeric column that fits it; NULL leaves the zero value (a pointer
-// field stays nil). A tagged field whose column the table lacks, or whose
+// one a numeric column that fits it, an enumeration (a one-byte type with a
+// String method: Operation, Consumer, ObjectType, ...) the string its
+// String method gives; NULL leaves the zero value (a pointer field stays
+// nil). So the engine's own row types scan back: SetupInstrumentsRow,
+// WaitEvent, StatusVariable. A tagged field whose column the table lacks, or whose
 // type cannot hold the column's values, is an error.
 func Scan[R any](res *Result) ([]R, error) {
 	t := reflect.TypeFor[R]()
@@ -44,6 +47,9 @@ func Scan[R any](res *Result) ([]R, error) {
 			return nil, fmt.Errorf("pfs: Scan into %v: %s has no column %s", t, res.Table, f.name)
 		}
 	}
+	for i := range fields {
+		fields[i].enum = enumValues(t.FieldByIndex(fields[i].index).Type)
+	}
 	out := make([]R, len(res.Rows))
 	for i, row := range res.Rows {
 		v := reflect.ValueOf(&out[i]).Elem()
@@ -51,7 +57,7 @@ func Scan[R any](res *Result) ([]R, error) {
 			if f.col >= len(row) {
 				continue
 			}
-			if err := setField(v.FieldByIndex(f.index), row[f.col]); err != nil {
+			if err := setField(v.FieldByIndex(f.index), row[f.col], f.enum); err != nil {
 				return nil, fmt.Errorf("pfs: Scan into %v: column %s: %w", t, f.name, err)
 			}
 		}
@@ -63,6 +69,7 @@ type scanField struct {
 	name  string
 	index []int
 	col   int
+	enum  map[string]uint64 // for an enumeration type: its values by String
 }
 
 func scanFields(t reflect.Type, prefix []int, out *[]scanField) error {
@@ -90,15 +97,33 @@ func scanFields(t reflect.Type, prefix []int, out *[]scanField) error {
 	return nil
 }
 
-// setField stores a column value into a struct field.
-func setField(f reflect.Value, v Value) error {
+// enumValues returns, for an enumeration type (a one-byte unsigned integer
+// type with a String method, as Operation or Consumer), each value by the
+// string a table shows for it; nil for any other type.
+func enumValues(t reflect.Type) map[string]uint64 {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Uint8 || !t.Implements(stringerType) {
+		return nil
+	}
+	m := make(map[string]uint64, 256)
+	for i := 255; i >= 0; i-- { // the least value wins a shared name
+		m[reflect.ValueOf(uint8(i)).Convert(t).Interface().(fmt.Stringer).String()] = uint64(i)
+	}
+	return m
+}
+
+// setField stores a column value into a struct field; enum, if not nil,
+// maps the strings of an enumeration type to its values.
+func setField(f reflect.Value, v Value, enum map[string]uint64) error {
 	if v == nil {
 		f.SetZero()
 		return nil
 	}
 	if f.Kind() == reflect.Pointer {
 		p := reflect.New(f.Type().Elem())
-		if err := setField(p.Elem(), v); err != nil {
+		if err := setField(p.Elem(), v, enum); err != nil {
 			return err
 		}
 		f.Set(p)
@@ -106,6 +131,10 @@ func setField(f reflect.Value, v Value) error {
 	}
 	switch x := v.(type) {
 	case string:
+		if n, ok := enum[x]; ok {
+			f.SetUint(n)
+			return nil
+		}
 		switch f.Kind() {
 		case reflect.String:
 			f.SetString(x)
