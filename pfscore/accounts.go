@@ -205,7 +205,7 @@ func (r *actorRow) removeLive(t *Thread, which int) {
 
 // addWaits adds statistics by class to the row's stored ones. The writers'
 // locks are held (see above).
-func (r *actorRow) addWaits(e epoch, st []StatRow) {
+func (r *actorRow) addWaits(e epoch, st []statRow) {
 	w := growShared(&r.waits, len(st))
 	for i := range st {
 		w[i].addRow(e, st[i])
@@ -271,7 +271,7 @@ func (s *Schema) actorSnapshot(m map[accountKey]*actorRow) []*actorRow {
 // summary shows them: its stored statistics, its accounts' (for a user or
 // host), and its live threads'. The caller has begun a read (see
 // Schema.readers).
-func (r *actorRow) actorStats(n int, tag uint64) []StatRow {
+func (r *actorRow) actorStats(n int, tag uint64) []statRow {
 	r.mu.Lock()
 	out := loadShared(*r.waits.Load(), n, tag)
 	for _, a := range r.accounts {
@@ -286,7 +286,7 @@ func (r *actorRow) actorStats(n int, tag uint64) []StatRow {
 }
 
 // addStats adds src to dst by class.
-func addStats(dst, src []StatRow) {
+func addStats(dst, src []statRow) {
 	for i := range min(len(dst), len(src)) {
 		dst[i].add(src[i])
 	}

@@ -5,7 +5,7 @@ import "reflect"
 // Summary tables and summary families.
 //
 // A summary table is rows of dimensions D (its key columns: ByEventName,
-// ByThread, ...) and statistics S (StatRow for waits, ioStat for file and
+// ByThread, ...) and statistics S (statRow for waits, ioStat for file and
 // socket I/O), whose columns are those of S's view V (WaitStats, IOStats).
 // Its raw function computes the live values; rows subtract the table's
 // TRUNCATE baseline, and TRUNCATE records the live values as the new
@@ -37,7 +37,7 @@ type sumEntry[D, S any] struct {
 
 // statistics is what a summary's statistics type provides: a baseline
 // subtracted, extremes widened to cover what the counts do (see
-// StatRow.settled), and the columns the table shows.
+// statRow.settled), and the columns the table shows.
 type statistics[S, V any] interface {
 	sub(S) S
 	settled() S
@@ -278,7 +278,7 @@ type WaitStats struct {
 	MaxTimerWait uint64 `pfs:"MAX_TIMER_WAIT,max,ps"`
 }
 
-func (r StatRow) view() WaitStats { return WaitStats{r.Count, r.Sum, r.Min, r.Avg(), r.Max} }
+func (r statRow) view() WaitStats { return WaitStats{r.Count, r.Sum, r.Min, r.Avg(), r.Max} }
 
 // IOStats are the statistics columns of file_summary_* and
 // socket_summary_*: all waits, then reads, writes (with the bytes they

@@ -21,7 +21,7 @@ import (
 // word of an older epoch for "no event since the TRUNCATE". So the extremes
 // cover exactly the events since the TRUNCATE, less those that ended while it
 // ran (they count in the new totals; the reader keeps MIN <= AVG <= MAX
-// then, see StatRow.sub). A value above extMask (a wait of more than 20
+// then, see statRow.sub). A value above extMask (a wait of more than 20
 // hours) is stored as extMask. Epochs start at 1 and skip tag 0, so a zeroed
 // word is never current. Tags wrap after 255 truncations: a record untouched
 // for a multiple of that many shows its old extremes again, which matters
@@ -33,10 +33,11 @@ const (
 	extMask = 1<<extBits - 1
 )
 
-// StatRow is the COUNT_STAR, SUM/MIN/AVG/MAX_TIMER_WAIT columns of a summary
-// row. Untimed events count in Count only; the timer columns cover timed
+// statRow is the statistics of a wait summary row as the engine adds and
+// rebases them (WaitStats is what the table shows). Untimed events count in
+// Count only; the timer columns cover timed
 // events, and are 0 when there are none.
-type StatRow struct {
+type statRow struct {
 	Count uint64 // COUNT_STAR
 	Sum   uint64 // SUM_TIMER_WAIT
 	Min   uint64 // MIN_TIMER_WAIT
@@ -47,7 +48,7 @@ type StatRow struct {
 
 // Avg returns AVG_TIMER_WAIT: Sum over the events counted, as MySQL computes
 // it (count includes untimed events).
-func (r StatRow) Avg() uint64 {
+func (r statRow) Avg() uint64 {
 	if r.Count == 0 {
 		return 0
 	}
@@ -55,7 +56,7 @@ func (r StatRow) Avg() uint64 {
 }
 
 // add accumulates o into r (a roll-up on the reader's side).
-func (r *StatRow) add(o StatRow) {
+func (r *statRow) add(o statRow) {
 	if o.ext {
 		if r.ext {
 			r.Min, r.Max = min(r.Min, o.Min), max(r.Max, o.Max)
@@ -71,11 +72,11 @@ func (r *StatRow) add(o StatRow) {
 // sub returns r minus a baseline taken earlier (TRUNCATE): counts and sums
 // subtract; MIN and MAX come from the epoch the TRUNCATE started (see
 // above), settled.
-func (r StatRow) sub(base StatRow) StatRow {
+func (r statRow) sub(base statRow) statRow {
 	if r.Count <= base.Count {
-		return StatRow{}
+		return statRow{}
 	}
-	return StatRow{Count: r.Count - base.Count, Sum: r.Sum - base.Sum, Min: r.Min, Max: r.Max, ext: r.ext}.settled()
+	return statRow{Count: r.Count - base.Count, Sum: r.Sum - base.Sum, Min: r.Min, Max: r.Max, ext: r.ext}.settled()
 }
 
 // settled returns r as a summary row shows it: MIN and MAX widened to
@@ -85,7 +86,7 @@ func (r StatRow) sub(base StatRow) StatRow {
 // records (see table_summary.go); and untimed events count in COUNT_STAR,
 // lowering AVG, but not in MIN. A row with timed events and no extremes of
 // the current epoch shows AVG for both.
-func (r StatRow) settled() StatRow {
+func (r statRow) settled() statRow {
 	if r.Sum == 0 && !r.ext {
 		return r
 	}
@@ -152,15 +153,15 @@ func (s *ownedStat) aggregate(e epoch, timed bool, wait uint64) {
 // words in the reverse of the order aggregate stores them, so the count it
 // returns covers every event whose sum or extremes it returns (it may cover
 // more): never COUNT_STAR 0 with a SUM.
-func (s *ownedStat) load(tag uint64) StatRow {
+func (s *ownedStat) load(tag uint64) statRow {
 	mx, mn := s.max.Load(), s.min.Load()
 	sum := s.sum.Load()
-	return statRow(s.count.Load(), sum, mn, mx, tag)
+	return makeStatRow(s.count.Load(), sum, mn, mx, tag)
 }
 
-// statRow builds a StatRow from loaded words.
-func statRow(count, sum, mn, mx, tag uint64) StatRow {
-	r := StatRow{Count: count, Sum: sum}
+// makeStatRow builds a statRow from loaded words.
+func makeStatRow(count, sum, mn, mx, tag uint64) statRow {
+	r := statRow{Count: count, Sum: sum}
 	if mn&^extMask == tag && mx&^extMask == tag {
 		r.Min, r.Max, r.ext = mn&extMask, mx&extMask, true
 	}
@@ -220,7 +221,7 @@ func (s *sharedStat) extremes(e epoch, lo, hi uint64) {
 }
 
 // addRow adds a whole row (a roll-up) whose extremes are of epoch e.
-func (s *sharedStat) addRow(e epoch, r StatRow) {
+func (s *sharedStat) addRow(e epoch, r statRow) {
 	if r.Count == 0 {
 		return
 	}
@@ -232,10 +233,10 @@ func (s *sharedStat) addRow(e epoch, r StatRow) {
 }
 
 // load is ownedStat.load for shared statistics.
-func (s *sharedStat) load(tag uint64) StatRow {
+func (s *sharedStat) load(tag uint64) statRow {
 	mx, mn := s.max.Load(), s.min.Load()
 	sum := s.sum.Load()
-	return statRow(s.count.Load(), sum, mn, mx, tag)
+	return makeStatRow(s.count.Load(), sum, mn, mx, tag)
 }
 
 // reset zeroes the statistic; the owner calls it on a record it is
@@ -258,12 +259,12 @@ func (s *sharedStat) reset() {
 // ioStat is a file_summary or socket_summary row's statistics: READ, WRITE
 // and MISC waits and the bytes read and written.
 type ioStat struct {
-	Read, Write, Misc     StatRow
+	Read, Write, Misc     statRow
 	ReadBytes, WriteBytes uint64
 }
 
 // All returns the COUNT_STAR … columns: READ, WRITE and MISC together.
-func (r ioStat) All() StatRow {
+func (r ioStat) All() statRow {
 	a := r.Read
 	a.add(r.Write)
 	a.add(r.Misc)

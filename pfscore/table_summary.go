@@ -34,7 +34,7 @@ import (
 //     by_account: by_thread). The others keep their counts, as MySQL's
 //     parents do, while their extremes restart with the epoch: such a row's
 //     MIN and MAX then cover the events since the other table's TRUNCATE,
-//     widened to include AVG (see StatRow.settled).
+//     widened to include AVG (see statRow.settled).
 
 // Truncation groups; see above.
 const (
@@ -101,7 +101,7 @@ func (s *Schema) truncateSummary(name string) {
 	}
 	// Baselines first, then the epochs: an event that ends in between
 	// counts in the new totals, its extremes in the old epoch, so MIN and
-	// MAX never cover an event the counts do not (see StatRow.sub).
+	// MAX never cover an event the counts do not (see statRow.sub).
 	for n, groups := range rebase {
 		summaries[n].rebase(s, groups)
 	}
@@ -132,7 +132,7 @@ func (s *Schema) initialTags() [numTruncGroups]uint64 {
 	return t
 }
 
-// settled widens an I/O row's extremes (see StatRow.settled), and shows
+// settled widens an I/O row's extremes (see statRow.settled), and shows
 // bytes only with the waits that moved them (the load order already keeps
 // them so, see ioInstance.load; roll-ups of destroyed instances too).
 func (r ioStat) settled() ioStat {
@@ -146,7 +146,7 @@ func (r ioStat) settled() ioStat {
 	return r
 }
 
-// sub rebases an I/O row (see StatRow.sub).
+// sub rebases an I/O row (see statRow.sub).
 func (r ioStat) sub(b ioStat) ioStat {
 	out := ioStat{Read: r.Read.sub(b.Read), Write: r.Write.sub(b.Write), Misc: r.Misc.sub(b.Misc)}
 	if out.Read.Count != 0 {
@@ -163,7 +163,7 @@ func (r ioStat) sub(b ioStat) ioStat {
 //
 // It reads under instMu, as Destroy rolls an instance up, so an instance
 // destroyed during the read is counted once.
-func (s *Schema) instanceStats(classes []*Class) []StatRow {
+func (s *Schema) instanceStats(classes []*Class) []statRow {
 	var tags [numTruncGroups]uint64
 	for g := range tags {
 		tags[g] = s.extTags[g].Load()
@@ -171,7 +171,7 @@ func (s *Schema) instanceStats(classes []*Class) []StatRow {
 	tagOf := func(ci uint64) uint64 { return tags[groupOf(classes[ci].kind)] }
 	s.instMu.Lock()
 	defer s.instMu.Unlock()
-	out := make([]StatRow, len(classes))
+	out := make([]statRow, len(classes))
 	for i, c := range classes {
 		out[i] = s.destroyed[i].load(tags[groupOf(c.kind)])
 	}
@@ -195,8 +195,8 @@ func (s *Schema) instanceStats(classes []*Class) []StatRow {
 
 // loadStats copies owned statistics by class index into n rows (classes
 // past the end of src, registered since it was sized, are zero).
-func loadStats(src []ownedStat, n int, tag uint64) []StatRow {
-	out := make([]StatRow, n)
+func loadStats(src []ownedStat, n int, tag uint64) []statRow {
+	out := make([]statRow, n)
 	for i := range min(n, len(src)) {
 		out[i] = src[i].load(tag)
 	}
@@ -204,8 +204,8 @@ func loadStats(src []ownedStat, n int, tag uint64) []StatRow {
 }
 
 // loadShared is loadStats for shared statistics.
-func loadShared(src []sharedStat, n int, tag uint64) []StatRow {
-	out := make([]StatRow, n)
+func loadShared(src []sharedStat, n int, tag uint64) []statRow {
+	out := make([]statRow, n)
 	for i := range min(n, len(src)) {
 		out[i] = src[i].load(tag)
 	}
@@ -213,13 +213,13 @@ func loadShared(src []sharedStat, n int, tag uint64) []StatRow {
 }
 
 // threadStats returns a thread's statistics by class index.
-func (t *Thread) threadStats(n int, tag uint64) []StatRow { return loadStats(*t.stats.Load(), n, tag) }
+func (t *Thread) threadStats(n int, tag uint64) []statRow { return loadStats(*t.stats.Load(), n, tag) }
 
 // endedAndLive returns, under endMu, the ended threads' totals by class (n
 // long) and the live threads: End moves a thread from one to the other
 // under endMu, so a reader that adds the live threads' statistics to the
 // totals counts each thread once. The caller has begun a read.
-func (s *Schema) endedAndLive(n int, tag uint64) ([]StatRow, []*Thread) {
+func (s *Schema) endedAndLive(n int, tag uint64) ([]statRow, []*Thread) {
 	s.endMu.Lock()
 	defer s.endMu.Unlock()
 	return loadShared(*s.threadsEnded.Load(), n, tag), s.liveThreads()
@@ -228,7 +228,7 @@ func (s *Schema) endedAndLive(n int, tag uint64) ([]StatRow, []*Thread) {
 // globalWaits returns the global wait statistics by class: the instances',
 // live and destroyed, and for idle, which has no instances, the threads',
 // live and ended.
-func (s *Schema) globalWaits(classes []*Class) []StatRow {
+func (s *Schema) globalWaits(classes []*Class) []statRow {
 	n := len(classes)
 	out := s.instanceStats(classes)
 	tag := s.extTags[truncThreads].Load()
@@ -251,7 +251,7 @@ func (s *Schema) globalWaits(classes []*Class) []StatRow {
 }
 
 func init() {
-	defineFamily(eventFamily[WaitStats, StatRow]{
+	defineFamily(eventFamily[WaitStats, statRow]{
 		prefix: "events_waits_summary",
 		member: func(c *Class) bool { return c.kind.IsWait() },
 		groups: groupsAll,
@@ -262,7 +262,7 @@ func init() {
 	})
 
 	defineSummary("events_waits_summary_by_instance", groupsInstances, nil,
-		func(s *Schema) []sumEntry[ByInstance, StatRow] {
+		func(s *Schema) []sumEntry[ByInstance, statRow] {
 			classes := s.Classes()
 			var tags [numTruncGroups]uint64
 			for g := range tags {
@@ -270,7 +270,7 @@ func init() {
 			}
 			type snap struct {
 				ci, id uint64
-				st     StatRow
+				st     statRow
 			}
 			tag := func(ci uint64) uint64 {
 				if ci < uint64(len(classes)) {
@@ -292,11 +292,11 @@ func init() {
 					d.st = r.load(tag(d.ci)).All()
 				})
 			}
-			var out []sumEntry[ByInstance, StatRow]
+			var out []sumEntry[ByInstance, statRow]
 			for _, v := range snaps {
 				if v.ci < uint64(len(classes)) {
 					c := classes[v.ci]
-					out = append(out, sumEntry[ByInstance, StatRow]{key: rowKey{obj: v.id},
+					out = append(out, sumEntry[ByInstance, statRow]{key: rowKey{obj: v.id},
 						dims: ByInstance{c.name, v.id}, stat: v.st, grp: groupOf(c.kind)})
 				}
 			}

@@ -116,8 +116,8 @@ var mutations = []mutation{
 		area: "pfscore", name: "instancestats-no-instmu", race: true, pkgs: pfscorePkgs,
 		desc: "instanceStats reads without instMu",
 		edits: []edit{{"pfscore/table_summary.go",
-			"\ts.instMu.Lock()\n\tdefer s.instMu.Unlock()\n\tout := make([]StatRow, len(classes))",
-			"\tout := make([]StatRow, len(classes))"}},
+			"\ts.instMu.Lock()\n\tdefer s.instMu.Unlock()\n\tout := make([]statRow, len(classes))",
+			"\tout := make([]statRow, len(classes))"}},
 	},
 	{
 		area: "pfscore", name: "endedandlive-no-endmu", race: true, pkgs: pfscorePkgs,
