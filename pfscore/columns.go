@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unsafe"
 )
 
 // Typed rows: a table's columns are the tagged fields of its row struct, in
@@ -89,13 +90,19 @@ type rowPlan struct {
 	fields []fieldPlan
 }
 
-// A fieldPlan is how one column's value comes out of the struct.
+// A fieldPlan is how one column's value comes out of the struct. Fields are
+// read at their offsets in the row (embedded structs are inline, so a
+// field's offset is the sum along its index path): a summary read renders
+// tens of thousands of cells, and reflect.Value.FieldByIndex per cell cost
+// more than the rest of the read.
 type fieldPlan struct {
-	index []int // the field, as reflect.Value.FieldByIndex takes it; nil: always NULL
-	valid []int // the bool field that says the column is not NULL, if any
-	neg   bool  // valid=!F
-	null  bool  // the zero value is NULL
-	conv  func(reflect.Value) Value
+	index  []int                              // the field, as reflect.Value.FieldByIndex takes it; nil: always NULL
+	offset uintptr                            // its offset in the row
+	valid  uintptr                            // the offset of the bool field that says the column is not NULL
+	hasV   bool                               // there is such a field
+	neg    bool                               // valid=!F
+	null   bool                               // the zero value is NULL
+	conv   func(unsafe.Pointer) (Value, bool) // the value, and whether it is the zero value
 }
 
 // planOf returns the plan of row struct type t, or panics: plans are made
@@ -149,6 +156,7 @@ func (p *rowPlan) add(t reflect.Type, prefix []int) error {
 			fp.index = nil
 		} else {
 			fp.index = index
+			fp.offset = offsetOf(p.typ, index)
 			conv, typ, err := converter(f.Type, col.Type == ColPicos)
 			if err != nil {
 				return fmt.Errorf("field %s: %w", f.Name, err)
@@ -160,7 +168,7 @@ func (p *rowPlan) add(t reflect.Type, prefix []int) error {
 			if !ok || vf.Type.Kind() != reflect.Bool {
 				return fmt.Errorf("field %s: valid=%s is not a bool field", f.Name, validName)
 			}
-			fp.valid = append(append([]int(nil), prefix...), vf.Index...)
+			fp.valid, fp.hasV = offsetOf(p.typ, append(append([]int(nil), prefix...), vf.Index...)), true
 		}
 		p.cols = append(p.cols, col)
 		p.fields = append(p.fields, fp)
@@ -208,71 +216,116 @@ func parseTag(f reflect.StructField, tag string) (Column, fieldPlan, string, err
 	return col, fp, valid, nil
 }
 
-// converter returns how a field of type t becomes a Value, and the column
-// type that makes.
-func converter(t reflect.Type, picos bool) (func(reflect.Value) Value, ColumnType, error) {
+// offsetOf returns the offset in row type t of the field at index, a path
+// through embedded (not pointer) structs.
+func offsetOf(t reflect.Type, index []int) uintptr {
+	var off uintptr
+	for _, i := range index {
+		f := t.Field(i)
+		off += f.Offset
+		t = f.Type
+	}
+	return off
+}
+
+// converter returns how a field of type t, at a pointer to it, becomes a
+// Value (and whether it is t's zero value), and the column type that
+// makes.
+func converter(t reflect.Type, picos bool) (func(unsafe.Pointer) (Value, bool), ColumnType, error) {
 	if t.Kind() == reflect.Pointer {
 		elem, typ, err := converter(t.Elem(), picos)
 		if err != nil {
 			return nil, 0, err
 		}
-		return func(v reflect.Value) Value {
-			if v.IsNil() {
-				return nil
+		return func(p unsafe.Pointer) (Value, bool) {
+			e := *(*unsafe.Pointer)(p)
+			if e == nil {
+				return nil, true
 			}
-			return elem(v.Elem())
+			v, _ := elem(e)
+			return v, false
 		}, typ, nil
 	}
 	if t.Kind() != reflect.String && t.Implements(stringerType) {
-		return func(v reflect.Value) Value { return v.Interface().(fmt.Stringer).String() }, ColString, nil
+		return func(p unsafe.Pointer) (Value, bool) {
+			v := reflect.NewAt(t, p).Elem()
+			return v.Interface().(fmt.Stringer).String(), v.IsZero()
+		}, ColString, nil
 	}
 	switch t.Kind() {
 	case reflect.String:
-		return func(v reflect.Value) Value { return v.String() }, ColString, nil
+		return func(p unsafe.Pointer) (Value, bool) { s := *(*string)(p); return s, s == "" }, ColString, nil
 	case reflect.Bool:
-		return func(v reflect.Value) Value { return yesNo(v.Bool()) }, ColString, nil
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return func(p unsafe.Pointer) (Value, bool) { b := *(*bool)(p); return yesNo(b), !b }, ColString, nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		typ := ColUint
 		if picos {
 			typ = ColPicos
 		}
-		return func(v reflect.Value) Value { return v.Uint() }, typ, nil
+		load := unsignedLoader(t.Size())
+		return func(p unsafe.Pointer) (Value, bool) { u := load(p); return u, u == 0 }, typ, nil
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if picos {
 			return nil, 0, fmt.Errorf("a picosecond column must be unsigned, not %v", t)
 		}
-		return func(v reflect.Value) Value { return v.Int() }, ColInt, nil
+		load := signedLoader(t.Size())
+		return func(p unsafe.Pointer) (Value, bool) { i := load(p); return i, i == 0 }, ColInt, nil
 	}
 	return nil, 0, fmt.Errorf("type %v has no column type", t)
 }
 
-// appendRow appends the columns of v, a value of the plan's type, to row.
-func (p *rowPlan) appendRow(row Row, v reflect.Value) Row {
+func unsignedLoader(size uintptr) func(unsafe.Pointer) uint64 {
+	switch size {
+	case 1:
+		return func(p unsafe.Pointer) uint64 { return uint64(*(*uint8)(p)) }
+	case 2:
+		return func(p unsafe.Pointer) uint64 { return uint64(*(*uint16)(p)) }
+	case 4:
+		return func(p unsafe.Pointer) uint64 { return uint64(*(*uint32)(p)) }
+	}
+	return func(p unsafe.Pointer) uint64 { return *(*uint64)(p) }
+}
+
+func signedLoader(size uintptr) func(unsafe.Pointer) int64 {
+	switch size {
+	case 1:
+		return func(p unsafe.Pointer) int64 { return int64(*(*int8)(p)) }
+	case 2:
+		return func(p unsafe.Pointer) int64 { return int64(*(*int16)(p)) }
+	case 4:
+		return func(p unsafe.Pointer) int64 { return int64(*(*int32)(p)) }
+	}
+	return func(p unsafe.Pointer) int64 { return *(*int64)(p) }
+}
+
+// appendRow appends the columns of the row at p, a pointer to a value of
+// the plan's type, to row.
+func (p *rowPlan) appendRow(row Row, base unsafe.Pointer) Row {
 	for i := range p.fields {
 		f := &p.fields[i]
-		if f.index == nil {
+		if f.index == nil || f.hasV && *(*bool)(unsafe.Add(base, f.valid)) == f.neg {
 			row = append(row, nil)
 			continue
 		}
-		if f.valid != nil && v.FieldByIndex(f.valid).Bool() == f.neg {
-			row = append(row, nil)
-			continue
+		v, zero := f.conv(unsafe.Add(base, f.offset))
+		if f.null && zero {
+			v = nil
 		}
-		fv := v.FieldByIndex(f.index)
-		if f.null && fv.IsZero() {
-			row = append(row, nil)
-			continue
-		}
-		row = append(row, f.conv(fv))
+		row = append(row, v)
 	}
 	return row
 }
 
 // rowsOf renders rows of struct type R with plan p.
 func rowsOf[R any](p *rowPlan, rows []R) []Row {
+	if len(rows) > 0 && reflect.TypeFor[R]() != p.typ {
+		panic(fmt.Sprintf("pfs: BUG: rows of %v rendered with the plan of %v", reflect.TypeFor[R](), p.typ))
+	}
 	out := make([]Row, len(rows))
+	cells := make(Row, len(rows)*len(p.cols)) // one allocation for every row's cells
 	for i := range rows {
-		out[i] = p.appendRow(make(Row, 0, len(p.cols)), reflect.ValueOf(&rows[i]).Elem())
+		out[i] = p.appendRow(cells[:0:len(p.cols)], unsafe.Pointer(&rows[i]))
+		cells = cells[len(p.cols):]
 	}
 	return out
 }

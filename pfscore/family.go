@@ -1,6 +1,9 @@
 package pfscore
 
-import "reflect"
+import (
+	"reflect"
+	"unsafe"
+)
 
 // Summary tables and summary families.
 //
@@ -84,6 +87,7 @@ func defineSummary[D, V any, S statistics[S, V]](name string, groups uint8, impl
 			entries := raw(s)
 			base, _ := s.baselines[name].(*summaryBase[S])
 			rows := make([]Row, len(entries))
+			cells := make(Row, len(entries)*(len(dims.cols)+len(vals.cols))) // every row's cells, in one allocation
 			for i := range entries {
 				e := &entries[i]
 				st := e.stat.settled()
@@ -91,9 +95,10 @@ func defineSummary[D, V any, S statistics[S, V]](name string, groups uint8, impl
 					st = e.stat.sub(b)
 				}
 				v := st.view()
-				row := make(Row, 0, len(dims.cols)+len(vals.cols))
-				row = dims.appendRow(row, reflect.ValueOf(&e.dims).Elem())
-				rows[i] = vals.appendRow(row, reflect.ValueOf(&v).Elem())
+				row := cells[: 0 : len(dims.cols)+len(vals.cols)]
+				cells = cells[len(dims.cols)+len(vals.cols):]
+				row = dims.appendRow(row, unsafe.Pointer(&e.dims))
+				rows[i] = vals.appendRow(row, unsafe.Pointer(&v))
 			}
 			return rows
 		},
