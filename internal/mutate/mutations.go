@@ -229,4 +229,33 @@ var mutations = []mutation{
 			truncRebase + truncEpochs,
 			truncEpochs + truncRebase}},
 	},
+	// The table layer: typed rows, summary families, baselines.
+	{
+		area: "pfscore", name: "rowkey-actor-no-id", pkgs: pfscorePkgs,
+		desc: "actor summaries key their baselines by class only, not by the actor row",
+		edits: []edit{{"pfscore/family.go",
+			"key: rowKey{r.id, c.index}",
+			"key: rowKey{0, c.index}"}},
+	},
+	{
+		area: "pfscore", name: "family-user-no-cascade", pkgs: pfscorePkgs,
+		desc: "TRUNCATE of a by_user summary leaves by_account as it was",
+		edits: []edit{{"pfscore/family.go",
+			"defineSummary(byUser, groupsThreads, []string{byThread, byAcct},",
+			"defineSummary(byUser, groupsThreads, []string{byThread},"}},
+	},
+	{
+		area: "pfscore", name: "plan-null-ignored", pkgs: pfscorePkgs,
+		desc: "a row plan renders a null column's zero value instead of NULL",
+		edits: []edit{{"pfscore/columns.go",
+			"if f.null && zero {",
+			"if false && zero {"}},
+	},
+	{
+		area: "pfscore", name: "plan-valid-ignored", pkgs: pfscorePkgs,
+		desc: "a row plan ignores valid=F (NUMBER_OF_BYTES, TIMER_* and END_EVENT_ID never NULL)",
+		edits: []edit{{"pfscore/columns.go",
+			"if f.index == nil || f.hasV && *(*bool)(unsafe.Add(base, f.valid)) == f.neg {",
+			"if f.index == nil {"}},
+	},
 }
