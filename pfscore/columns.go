@@ -33,9 +33,9 @@ import (
 // pointer is NULL when nil.
 
 // A Role says what a column means to a reader that knows no table in
-// particular: the OpenTelemetry bridge makes dimensions attributes, counters
-// and timers cumulative sums, gauges gauges; the HTTP view sorts and aligns
-// by it.
+// particular: a metrics exporter makes dimensions attributes, counters and
+// timers cumulative sums, gauges gauges; the HTTP handler's JSON carries it
+// for remote readers.
 type Role uint8
 
 const (

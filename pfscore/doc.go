@@ -1,6 +1,6 @@
 // Package pfscore is the otelpfs engine: instrument classes, setup tables,
-// threads and actors, object instances, event records, summaries, the digest
-// table, lost counters and the virtual tables that readers query.
+// threads and actors, object instances, wait events, summaries, lost
+// counters and the virtual tables that readers query.
 //
 // # Storage
 //
@@ -31,9 +31,11 @@
 // When it is on, the event reads the setup_timers timer, fills the thread's
 // current row, and at its end adds its wait to the instance's and the
 // thread's statistics and appends the row to the history rings whose
-// consumers are on. Nothing on the path allocates or takes a lock; with a
-// thread, each half of the event is one uncontended compare-and-swap on the
-// thread's own guard word (see below).
+// consumers are on. Nothing on the path takes a lock, and nothing allocates
+// but a thread's first event of a class registered after the thread
+// started (its statistics grow once); with a thread, each half of the event
+// is one uncontended compare-and-swap on the thread's own guard word (see
+// below).
 //
 // Threads are explicit (NewThread); one goroutine drives a thread at a time.
 // A thread's storage has a guard word naming the thread it serves: each
@@ -138,7 +140,7 @@
 //
 // # Imports
 //
-// pfscore imports the standard library and otelpfs's leaves (hwclock, rings,
-// memsum, digest). It never imports OpenTelemetry: the provider path stays free
-// of it.
+// pfscore imports the standard library, otelpfs's leaves (hwclock, rings)
+// and its internal storage (internal/owned, internal/store). It never imports
+// OpenTelemetry: the provider path stays free of it.
 package pfscore

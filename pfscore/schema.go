@@ -99,7 +99,7 @@ type Schema struct {
 	// guarded by readMu: TRUNCATE holds it, a summary read holds it
 	// read-locked.
 	readMu    sync.RWMutex
-	baselines map[string]any    // table -> map[row key]statRow or ioStat: TRUNCATE baselines
+	baselines map[string]any    // table -> *summaryBase[S]: TRUNCATE baselines
 	curMarks  map[uint64]uint64 // events_waits_current TRUNCATE: thread -> last hidden EVENT_ID
 }
 

@@ -16,7 +16,7 @@ import (
 // restart by epoch instead. A MIN or MAX word holds the value in its low
 // extBits bits and, above them, the tag of the truncation epoch it was
 // written in. Each group of tables that read the same records (see
-// truncGroup) has an epoch, which TRUNCATE advances. A writer that finds a
+// the trunc* groups of table_summary.go) has an epoch, which TRUNCATE advances. A writer that finds a
 // word of an older epoch replaces it whatever its value; a reader takes a
 // word of an older epoch for "no event since the TRUNCATE". So the extremes
 // cover exactly the events since the TRUNCATE, less those that ended while it
