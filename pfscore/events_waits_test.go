@@ -213,10 +213,10 @@ func TestToggleMidEvent(t *testing.T) {
 func TestSetupActorsFiltering(t *testing.T) {
 	f := newFixture(t)
 	no := false
-	if err := f.s.InsertSetupActor(SetupActorsRow{User: "batch", Host: "%", Enabled: false}); err != nil {
+	if err := f.s.insertSetupActor(SetupActorsRow{User: "batch", Host: "%", Enabled: false}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.s.InsertSetupActor(SetupActorsRow{User: "quiet", Host: "%", Enabled: true, History: false}); err != nil {
+	if err := f.s.insertSetupActor(SetupActorsRow{User: "quiet", Host: "%", Enabled: true, History: false}); err != nil {
 		t.Fatal(err)
 	}
 	batch := f.s.NewThread(f.thread, ThreadOptions{User: "batch", Host: "h"})

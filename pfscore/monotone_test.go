@@ -291,7 +291,7 @@ func TestSummariesMonotoneConcurrentSafe(t *testing.T) {
 			func(b bool) { s.SetConsumer(pfscore.ConsumerEventsWaitsCurrent, b) },
 			func(b bool) { s.SetConsumer(pfscore.ConsumerThreadInstrumentation, b) },
 			func(b bool) { s.SetConsumer(pfscore.ConsumerGlobalInstrumentation, b) },
-			func(b bool) { s.UpdateSetupActors("%", "%", "%", &b, nil) },
+			func(b bool) { s.Update("setup_actors", nil, map[string]pfscore.Value{"ENABLED": b}) },
 		}
 		for n := 0; n < hxIters(100_000) && r.On(); n++ {
 			sw := switches[rnd.IntN(len(switches))]

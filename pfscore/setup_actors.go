@@ -51,10 +51,10 @@ func (r *SetupActorsRow) normalize() error {
 	return nil
 }
 
-// InsertSetupActor is INSERT INTO setup_actors. Empty HOST, USER or ROLE mean
+// insertSetupActor is INSERT INTO setup_actors. Empty HOST, USER or ROLE mean
 // '%'. It fails with ErrDuplicateRow if the (HOST, USER, ROLE) key exists.
 // Changes affect threads created afterwards, as in MySQL.
-func (s *Schema) InsertSetupActor(r SetupActorsRow) error {
+func (s *Schema) insertSetupActor(r SetupActorsRow) error {
 	if err := r.normalize(); err != nil {
 		return err
 	}
@@ -63,13 +63,8 @@ func (s *Schema) InsertSetupActor(r SetupActorsRow) error {
 	}, "setup_actors")
 }
 
-// UpdateSetupActors is UPDATE setup_actors SET ENABLED=…, HISTORY=… WHERE
-// HOST=host AND USER=user AND ROLE=role, where an empty argument matches any
-// value. It returns the number of rows changed.
-func (s *Schema) UpdateSetupActors(host, user, role string, enabled, history *bool) int {
-	return s.updateActors(actorMatch(host, user, role), enabled, history)
-}
-
+// updateActors sets ENABLED and HISTORY, where not nil, of the rows match
+// selects, and returns how many.
 func (s *Schema) updateActors(match func(*SetupActorsRow) bool, enabled, history *bool) int {
 	return rowsUpdate(s, &s.actors, match, func(r *SetupActorsRow) {
 		setFlag(&r.Enabled, enabled)
@@ -77,23 +72,9 @@ func (s *Schema) updateActors(match func(*SetupActorsRow) bool, enabled, history
 	})
 }
 
-// DeleteSetupActors is DELETE FROM setup_actors WHERE HOST=host AND
-// USER=user AND ROLE=role, an empty argument matching any value. It returns
-// the number of rows deleted.
-func (s *Schema) DeleteSetupActors(host, user, role string) int {
-	return rowsDelete(s, &s.actors, actorMatch(host, user, role))
-}
-
-// TruncateSetupActors empties setup_actors: no foreground thread is then
+// truncateSetupActors empties setup_actors: no foreground thread is then
 // instrumented.
-func (s *Schema) TruncateSetupActors() { rowsTruncate(s, &s.actors) }
-
-// actorMatch selects the rows with the given key; "" matches any value.
-func actorMatch(host, user, role string) func(*SetupActorsRow) bool {
-	return func(r *SetupActorsRow) bool {
-		return matchKey(host, r.Host) && matchKey(user, r.User) && matchKey(role, r.Role)
-	}
-}
+func (s *Schema) truncateSetupActors() { rowsTruncate(s, &s.actors) }
 
 // setFlag stores *v into *f unless v is nil.
 func setFlag(f *bool, v *bool) {

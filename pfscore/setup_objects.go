@@ -107,21 +107,15 @@ func (s *Schema) updateObjects(match func(*SetupObjectsRow) bool, enabled, timed
 	return n
 }
 
-// DeleteSetupObjects deletes the rows matching as UpdateSetupObjects does
-// and returns how many.
-func (s *Schema) DeleteSetupObjects(typ ObjectType, schema, name string) int {
-	return s.deleteObjects(objectMatch(typ, schema, name))
-}
-
 func (s *Schema) deleteObjects(match func(*SetupObjectsRow) bool) int {
 	n := rowsDelete(s, &s.objects, match)
 	s.objectsVersion.Add(1)
 	return n
 }
 
-// TruncateSetupObjects empties setup_objects: no named object is then
+// truncateSetupObjects empties setup_objects: no named object is then
 // instrumented.
-func (s *Schema) TruncateSetupObjects() {
+func (s *Schema) truncateSetupObjects() {
 	rowsTruncate(s, &s.objects)
 	s.objectsVersion.Add(1)
 }

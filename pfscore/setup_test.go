@@ -213,16 +213,16 @@ func TestSetupActors(t *testing.T) {
 		t.Errorf("default setup_actors should instrument everyone with history")
 	}
 	no, yes := false, true
-	if err := s.InsertSetupActor(SetupActorsRow{Host: "web1", User: "alice", Enabled: true, History: false}); err != nil {
+	if err := s.insertSetupActor(SetupActorsRow{Host: "web1", User: "alice", Enabled: true, History: false}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.InsertSetupActor(SetupActorsRow{Host: "web1", User: "alice", Role: "%"}); !errors.Is(err, ErrDuplicateRow) {
+	if err := s.insertSetupActor(SetupActorsRow{Host: "web1", User: "alice", Role: "%"}); !errors.Is(err, ErrDuplicateRow) {
 		t.Errorf("duplicate key: %v", err)
 	}
-	if err := s.InsertSetupActor(SetupActorsRow{User: "bob"}); err != nil { // bob@% : not instrumented
+	if err := s.insertSetupActor(SetupActorsRow{User: "bob"}); err != nil { // bob@% : not instrumented
 		t.Fatal(err)
 	}
-	if err := s.InsertSetupActor(SetupActorsRow{User: strings.Repeat("u", 33)}); !errors.Is(err, ErrBadValue) {
+	if err := s.insertSetupActor(SetupActorsRow{User: strings.Repeat("u", 33)}); !errors.Is(err, ErrBadValue) {
 		t.Errorf("long USER: %v", err)
 	}
 	for _, tc := range []struct {
@@ -239,20 +239,22 @@ func TestSetupActors(t *testing.T) {
 			t.Errorf("%s@%s: enabled %v history %v, want %v %v", tc.user, tc.host, en, hist, tc.enabled, tc.histo)
 		}
 	}
-	if n := s.UpdateSetupActors("%", "%", "%", &no, &no); n != 1 {
-		t.Errorf("update matched %d rows", n)
+	if n, err := s.Update("setup_actors", []string{"HOST = '%'", "USER = '%'", "ROLE = '%'"}, map[string]Value{"ENABLED": no, "HISTORY": no}); err != nil || n != 1 {
+		t.Errorf("update matched %d rows, %v", n, err)
 	}
 	if en, _ := s.lookupActor("carol", "db"); en {
 		t.Errorf("carol still instrumented after (%%,%%) ENABLED=NO")
 	}
-	if n := s.DeleteSetupActors("", "bob", ""); n != 1 {
-		t.Errorf("delete bob: %d rows", n)
+	if n, err := s.Delete("setup_actors", []string{"USER = 'bob'"}); err != nil || n != 1 {
+		t.Errorf("delete bob: %d rows, %v", n, err)
 	}
-	s.UpdateSetupActors("", "", "", &yes, nil)
+	if _, err := s.Update("setup_actors", nil, map[string]Value{"ENABLED": yes}); err != nil {
+		t.Fatal(err)
+	}
 	if len(s.SetupActors()) != 2 {
 		t.Errorf("rows: %+v", s.SetupActors())
 	}
-	s.TruncateSetupActors()
+	s.truncateSetupActors()
 	if en, hist := s.lookupActor("alice", "web1"); en || hist {
 		t.Errorf("empty setup_actors must instrument nobody")
 	}
@@ -297,10 +299,10 @@ func TestSetupObjects(t *testing.T) {
 	if typ, _ := ParseObjectType("file"); typ != ObjectFile {
 		t.Errorf("ParseObjectType(file) = %v", typ)
 	}
-	if n := s.DeleteSetupObjects(ObjectFile, "/tmp", ""); n != 2 {
-		t.Errorf("deleted %d", n)
+	if n, err := s.Delete("setup_objects", []string{"OBJECT_TYPE = 'FILE'", "OBJECT_SCHEMA = '/tmp'"}); err != nil || n != 2 {
+		t.Errorf("deleted %d, %v", n, err)
 	}
-	s.TruncateSetupObjects()
+	s.truncateSetupObjects()
 	if en, _ := s.lookupObject(ObjectFile, "/var", "x"); en {
 		t.Errorf("empty setup_objects must disable objects")
 	}

@@ -67,7 +67,7 @@ func init() {
 			return nil
 		}}
 
-	actors := defineRows("setup_actors", (*Schema).SetupActors, (*Schema).TruncateSetupActors)
+	actors := defineRows("setup_actors", (*Schema).SetupActors, (*Schema).truncateSetupActors)
 	actorKey := func(rows []Row) func(*SetupActorsRow) bool {
 		keys := map[[3]string]bool{}
 		for _, r := range rows {
@@ -100,12 +100,12 @@ func init() {
 				return err
 			}
 			r.Enabled, r.History = orTrue(enabled), orTrue(history) // MySQL's defaults
-			return s.InsertSetupActor(r)
+			return s.insertSetupActor(r)
 		},
 		remove: func(s *Schema, rows []Row) { rowsDelete(s, &s.actors, actorKey(rows)) },
 	}
 
-	objects := defineRows("setup_objects", (*Schema).SetupObjects, (*Schema).TruncateSetupObjects)
+	objects := defineRows("setup_objects", (*Schema).SetupObjects, (*Schema).truncateSetupObjects)
 	objectKey := func(rows []Row) func(*SetupObjectsRow) bool {
 		keys := map[[3]string]bool{}
 		for _, r := range rows {
