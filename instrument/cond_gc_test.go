@@ -71,9 +71,9 @@ func TestCondNotCollectedInWait(t *testing.T) {
 			}
 			time.Sleep(time.Millisecond)
 		}
-		keep = instrument.NewCond(&sync.Mutex{}, name, instrument.WithSchema(s))
+		keep = instrument.NewCond(name, &sync.Mutex{}, instrument.WithSchema(s))
 	}
-	c := instrument.NewCond(lk, name, instrument.WithSchema(s))
+	c := instrument.NewCond(name, lk, instrument.WithSchema(s))
 	started, done := make(chan struct{}), make(chan struct{})
 	go func(c *instrument.Cond) {
 		lk.mu.Lock()

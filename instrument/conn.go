@@ -117,12 +117,11 @@ func (c *SocketClass) dial(ctx context.Context, network, address string, dial Di
 		}
 		return &Conn{c: conn}, nil
 	}
-	var w pfscore.WaitState
-	waited := inst.BeginWait(&w, t, pfscore.OpSocketConnect)
-	conn, err := dial(ctx, network, address)
-	if waited {
-		w.EndWait(-1)
-	}
+	var conn net.Conn
+	_, err := ioWait(inst, t, pfscore.OpSocketConnect, nil, nil, func() (n int64, err error) {
+		conn, err = dial(ctx, network, address)
+		return -1, err
+	})
 	if err != nil {
 		inst.Destroy()
 		return nil, err
@@ -229,16 +228,17 @@ func (s *socket) init(inst *pfscore.IOInstance, a net.Addr, t *Thread) {
 // on reports whether the socket's class collects events now.
 func (s *socket) on() bool { return s.class != nil && s.class.On() }
 
-// acquire registers an operation in flight and marks the socket ACTIVE. It
-// returns false, holding nothing, if the socket is closed.
-func (s *socket) acquire(t *Thread) bool {
+// acquire registers an operation in flight and marks the socket ACTIVE,
+// with its owner. It returns false, holding nothing, if the socket is
+// closed.
+func (s *socket) acquire() bool {
 	if s.state.Add(1)&sockClosed != 0 {
 		if s.state.Add(-1) == sockClosed {
 			s.inst.Destroy()
 		}
 		return false
 	}
-	s.inst.SetSocketState(t, true)
+	s.inst.SetSocketState(s.owner.Load(), true)
 	return true
 }
 
@@ -246,7 +246,7 @@ func (s *socket) acquire(t *Thread) bool {
 // marks the socket IDLE, with its current owner, while it still holds the
 // instance: once its hold is given up a concurrent Close may destroy the
 // instance and another socket reuse the record.
-func (s *socket) release(_ *Thread) {
+func (s *socket) release() {
 	if s.state.Load() == 1 { // ours is the only operation, and not closed
 		s.inst.SetSocketState(s.owner.Load(), false)
 	}
@@ -255,36 +255,35 @@ func (s *socket) release(_ *Thread) {
 	}
 }
 
-// begin acquires the socket and starts a wait of op. ok says the socket is
-// held (release it); waited that a wait started (end it).
-func (s *socket) begin(w *pfscore.WaitState, t *Thread, op pfscore.Operation) (ok, waited bool) {
-	if !s.acquire(t) {
-		return false, false
+// wait runs call, an operation of kind op on the socket, as a wait
+// attributed to t, holding the socket (acquire) meanwhile; on a closed
+// socket it only runs call. call returns the wait's NUMBER_OF_BYTES
+// (negative for none) and the operation's error. Every operation of a Conn
+// or Listener but Close goes through it.
+func (s *socket) wait(t *Thread, op pfscore.Operation, call func() (int64, error)) (int64, error) {
+	if !s.acquire() {
+		return call()
 	}
-	return true, s.inst.BeginWait(w, t, op)
+	n, err := ioWait(s.inst, t, op, nil, nil, call) // release keeps s alive
+	s.release()
+	return n, err
 }
 
-// close closes the socket with raw as a "close" wait and destroys its
+// close closes the socket with raw as a "close" wait of t and destroys its
 // instance once no operation uses it. Only the first call records anything.
-func (s *socket) close(raw func() error) error {
+func (s *socket) close(t *Thread, raw func() error) error {
 	if s.inst == nil || s.closing.Swap(true) {
 		return raw()
 	}
 	s.cleanup.Stop()
-	t := s.owner.Load()
-	if !s.acquire(t) {
+	if !s.acquire() {
 		return raw()
 	}
 	// No operation is admitted from here on: the closed bit goes on while
 	// Close still holds an operation of its own, before the real close.
 	s.state.Add(sockClosed)
-	var w pfscore.WaitState
-	waited := s.on() && s.inst.BeginWait(&w, t, pfscore.OpSocketClose)
-	err := raw()
-	if waited {
-		w.EndWait(-1)
-	}
-	s.release(t)
+	_, err := ioWait(s.inst, t, pfscore.OpSocketClose, nil, nil, func() (int64, error) { return -1, raw() })
+	s.release()
 	return err
 }
 
@@ -292,8 +291,8 @@ func (s *socket) close(raw func() error) error {
 // written at once if no operation is in flight, else when the last ends.
 func (s *socket) setThread(t *Thread) {
 	s.owner.Store(t)
-	if s.inst != nil && s.acquire(t) {
-		s.release(t)
+	if s.inst != nil && s.acquire() {
+		s.release()
 	}
 }
 
@@ -375,27 +374,46 @@ func (c *Conn) SetThread(t *Thread) { c.setThread(t) }
 // Thread returns the Conn's owner thread, or nil.
 func (c *Conn) Thread() *Thread { return c.owner.Load() }
 
+// For returns c bound to thread t: its methods attribute their waits to t
+// instead of the owner, which stays the socket's THREAD_ID. Use it when the
+// thread that uses a connection changes from call to call (a connection
+// taken from a pool for one request):
+//
+//	conn.For(t).Write(query)
+//
+// BoundConn is a small value; For allocates nothing.
+func (c *Conn) For(t *Thread) BoundConn { return BoundConn{c, t} }
+
+// ForCtx returns c bound to the thread ctx carries; see For.
+func (c *Conn) ForCtx(ctx context.Context) BoundConn { return BoundConn{c, ThreadFromContext(ctx)} }
+
 // Read reads from the connection, as net.Conn.Read: a "recv" wait.
 func (c *Conn) Read(p []byte) (int, error) {
 	if !c.on() {
 		return c.c.Read(p)
 	}
-	return c.readSlow(p)
+	return c.read(c.owner.Load(), p)
 }
 
+// Read is Conn.Read, attributed to the bound thread.
+func (b BoundConn) Read(p []byte) (int, error) {
+	if !b.c.on() {
+		return b.c.c.Read(p)
+	}
+	return b.c.read(b.t, p)
+}
+
+// read is Read, recorded. Read and Write check the class's switch
+// themselves, and leave the closure to a function of its own, so that a
+// disabled class costs a nil check and a load.
+//
 //go:noinline
-func (c *Conn) readSlow(p []byte) (int, error) {
-	t := c.owner.Load()
-	var w pfscore.WaitState
-	ok, waited := c.begin(&w, t, pfscore.OpSocketRecv)
-	n, err := c.c.Read(p)
-	if waited {
-		w.EndWait(int64(n))
-	}
-	if ok {
-		c.release(t)
-	}
-	return n, err
+func (c *Conn) read(t *Thread, p []byte) (int, error) {
+	n, err := c.wait(t, pfscore.OpSocketRecv, func() (int64, error) {
+		n, err := c.c.Read(p)
+		return int64(n), err
+	})
+	return int(n), err
 }
 
 // Write writes to the connection, as net.Conn.Write: a "send" wait.
@@ -403,28 +421,35 @@ func (c *Conn) Write(p []byte) (int, error) {
 	if !c.on() {
 		return c.c.Write(p)
 	}
-	return c.writeSlow(p)
+	return c.write(c.owner.Load(), p)
 }
 
+// Write is Conn.Write, attributed to the bound thread.
+func (b BoundConn) Write(p []byte) (int, error) {
+	if !b.c.on() {
+		return b.c.c.Write(p)
+	}
+	return b.c.write(b.t, p)
+}
+
+// write is Write, recorded.
+//
 //go:noinline
-func (c *Conn) writeSlow(p []byte) (int, error) {
-	t := c.owner.Load()
-	var w pfscore.WaitState
-	ok, waited := c.begin(&w, t, pfscore.OpSocketSend)
-	n, err := c.c.Write(p)
-	if waited {
-		w.EndWait(int64(n))
-	}
-	if ok {
-		c.release(t)
-	}
-	return n, err
+func (c *Conn) write(t *Thread, p []byte) (int, error) {
+	n, err := c.wait(t, pfscore.OpSocketSend, func() (int64, error) {
+		n, err := c.c.Write(p)
+		return int64(n), err
+	})
+	return int(n), err
 }
 
 // Close closes the connection, as net.Conn.Close: a "close" wait; the
 // socket's instance is destroyed once no operation uses it. A second Close
 // records nothing and returns the wrapped Close's error.
-func (c *Conn) Close() error { return c.close(c.c.Close) }
+func (c *Conn) Close() error { return c.close(c.owner.Load(), c.c.Close) }
+
+// Close is Conn.Close, attributed to the bound thread.
+func (b BoundConn) Close() error { return b.c.close(b.t, b.c.c.Close) }
 
 // ErrNoHalfClose is returned by CloseRead and CloseWrite when the wrapped
 // connection cannot shut down one direction (it is not a *net.TCPConn,
@@ -433,42 +458,54 @@ var ErrNoHalfClose = errors.New("instrument: connection cannot close one directi
 
 // CloseRead shuts down the reading side of the connection, as
 // net.TCPConn.CloseRead: a "shutdown" wait.
-func (c *Conn) CloseRead() error {
+func (c *Conn) CloseRead() error { return c.closeRead(c.owner.Load()) }
+
+// CloseRead is Conn.CloseRead, attributed to the bound thread.
+func (b BoundConn) CloseRead() error { return b.c.closeRead(b.t) }
+
+func (c *Conn) closeRead(t *Thread) error {
 	cr, ok := c.c.(interface{ CloseRead() error })
 	if !ok {
 		return ErrNoHalfClose
 	}
-	return c.misc(pfscore.OpSocketShutdown, cr.CloseRead)
+	return c.misc(t, pfscore.OpSocketShutdown, cr.CloseRead)
 }
 
 // CloseWrite shuts down the writing side of the connection, as
 // net.TCPConn.CloseWrite: a "shutdown" wait. (net/http's server uses it to
 // close connections gracefully.)
-func (c *Conn) CloseWrite() error {
+func (c *Conn) CloseWrite() error { return c.closeWrite(c.owner.Load()) }
+
+// CloseWrite is Conn.CloseWrite, attributed to the bound thread.
+func (b BoundConn) CloseWrite() error { return b.c.closeWrite(b.t) }
+
+func (c *Conn) closeWrite(t *Thread) error {
 	cw, ok := c.c.(interface{ CloseWrite() error })
 	if !ok {
 		return ErrNoHalfClose
 	}
-	return c.misc(pfscore.OpSocketShutdown, cw.CloseWrite)
+	return c.misc(t, pfscore.OpSocketShutdown, cw.CloseWrite)
 }
 
-// misc runs raw as a wait of op that moves no bytes.
-func (c *Conn) misc(op pfscore.Operation, raw func() error) error {
+// misc runs raw as a wait of op, attributed to t, that moves no bytes.
+func (c *Conn) misc(t *Thread, op pfscore.Operation, raw func() error) error {
 	if !c.on() {
 		return raw()
 	}
-	t := c.owner.Load()
-	var w pfscore.WaitState
-	ok, waited := c.begin(&w, t, op)
-	err := raw()
-	if waited {
-		w.EndWait(-1)
-	}
-	if ok {
-		c.release(t)
-	}
+	_, err := c.wait(t, op, func() (int64, error) { return -1, raw() })
 	return err
 }
+
+// A BoundConn is a Conn bound to a thread (Conn.For, Conn.ForCtx): its
+// methods are the Conn's, with their waits attributed to the thread. It is
+// an io.ReadWriteCloser.
+type BoundConn struct {
+	c *Conn
+	t *Thread
+}
+
+// Conn returns the bound Conn.
+func (b BoundConn) Conn() *Conn { return b.c }
 
 // LocalAddr returns the local network address.
 func (c *Conn) LocalAddr() net.Addr { return c.c.LocalAddr() }
@@ -546,16 +583,10 @@ func (l *Listener) AcceptConn() (*Conn, error) {
 	if !l.sock.on() {
 		conn, err = l.l.Accept()
 	} else {
-		t := l.sock.owner.Load()
-		var w pfscore.WaitState
-		ok, waited := l.sock.begin(&w, t, pfscore.OpSocketAccept)
-		conn, err = l.l.Accept()
-		if waited {
-			w.EndWait(-1)
-		}
-		if ok {
-			l.sock.release(t)
-		}
+		_, err = l.sock.wait(l.sock.owner.Load(), pfscore.OpSocketAccept, func() (int64, error) {
+			conn, err = l.l.Accept()
+			return -1, err
+		})
 	}
 	if err != nil {
 		return nil, err
@@ -564,7 +595,7 @@ func (l *Listener) AcceptConn() (*Conn, error) {
 }
 
 // Close closes the listener: a "close" wait; the instance is destroyed.
-func (l *Listener) Close() error { return l.sock.close(l.l.Close) }
+func (l *Listener) Close() error { return l.sock.close(l.sock.owner.Load(), l.l.Close) }
 
 // Addr returns the listener's network address.
 func (l *Listener) Addr() net.Addr { return l.l.Addr() }

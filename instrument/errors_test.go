@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -63,64 +64,75 @@ func logTo(t *testing.T, w io.Writer) {
 // guarded is what the test locks guard.
 var guarded int
 
-// constructorCases builds one instrument of each constructor with name and
-// reports whether it came out instrumented.
+// constructorCases builds one instrument of each constructor with name in
+// schema s and reports whether it came out instrumented.
 var constructorCases = []struct {
 	ctor string
 	good string // a valid name of the constructor's kind
-	make func(name string, opts ...Option) (instrumented bool)
+	make func(name string, s *pfscore.Schema) (instrumented bool)
 }{
-	{"NewMutex", "wait/synch/mutex/app/m", func(name string, opts ...Option) bool {
-		m := NewMutex(name, opts...)
+	{"NewMutex", "wait/synch/mutex/app/m", func(name string, s *pfscore.Schema) bool {
+		m := NewMutex(name, WithSchema(s))
 		m.Lock()
 		guarded++
 		m.Unlock()
 		return m.class != nil
 	}},
-	{"(*Mutex).Init", "wait/synch/mutex/app/m", func(name string, opts ...Option) bool {
+	{"(*Mutex).Init", "wait/synch/mutex/app/m", func(name string, s *pfscore.Schema) bool {
 		var m Mutex
-		m.Init(name, opts...)
+		m.Init(name, WithSchema(s))
 		m.Lock()
 		guarded++
 		m.Unlock()
 		return m.class != nil
 	}},
-	{"NewRWMutex", "wait/synch/rwlock/app/rw", func(name string, opts ...Option) bool {
-		rw := NewRWMutex(name, opts...)
+	{"NewRWMutex", "wait/synch/rwlock/app/rw", func(name string, s *pfscore.Schema) bool {
+		rw := NewRWMutex(name, WithSchema(s))
 		rw.RLock()
 		_ = guarded
 		rw.RUnlock()
 		return rw.class != nil
 	}},
-	{"(*RWMutex).Init", "wait/synch/rwlock/app/rw", func(name string, opts ...Option) bool {
+	{"(*RWMutex).Init", "wait/synch/rwlock/app/rw", func(name string, s *pfscore.Schema) bool {
 		var rw RWMutex
-		rw.Init(name, opts...)
+		rw.Init(name, WithSchema(s))
 		rw.Lock()
 		guarded++
 		rw.Unlock()
 		return rw.class != nil
 	}},
-	{"NewCond", "wait/synch/cond/app/c", func(name string, opts ...Option) bool {
-		c := NewCond(&sync.Mutex{}, name, opts...)
+	{"NewCond", "wait/synch/cond/app/c", func(name string, s *pfscore.Schema) bool {
+		c := NewCond(name, &sync.Mutex{}, WithSchema(s))
 		c.Signal()
 		return c.class != nil
 	}},
-	{"NewFileClass", "wait/io/file/app/f", func(name string, opts ...Option) bool {
-		return NewFileClass(name, opts...).Class() != nil
+	{"(*Cond).Init", "wait/synch/cond/app/c", func(name string, s *pfscore.Schema) bool {
+		var c Cond
+		c.Init(name, &sync.Mutex{}, WithSchema(s))
+		c.Signal()
+		return c.class != nil
 	}},
-	{"NewSocketClass", "wait/io/socket/app/s", func(name string, opts ...Option) bool {
-		return NewSocketClass(name, opts...).Class() != nil
+	{"NewFileClass", "wait/io/file/app/f", func(name string, s *pfscore.Schema) bool {
+		return NewFileClass(name, WithSchema(s)).Class() != nil
 	}},
-	{"NewThreadClass", "thread/app/t", func(name string, opts ...Option) bool {
-		tc := NewThreadClass(name, opts...)
+	{"NewSocketClass", "wait/io/socket/app/s", func(name string, s *pfscore.Schema) bool {
+		return NewSocketClass(name, WithSchema(s)).Class() != nil
+	}},
+	{"NewThreadClass", "thread/app/t", func(name string, s *pfscore.Schema) bool {
+		tc := NewThreadClass(name, WithSchema(s))
 		t := tc.Start("", "")
 		t.End()
 		return tc.class != nil && t != nil
 	}},
-	{"NewThread", "thread/app/t", func(name string, opts ...Option) bool {
-		t := NewThread(name, opts...)
+	{"NewThread", "thread/app/t", func(name string, s *pfscore.Schema) bool {
+		t := NewThread(name, WithSchema(s))
 		t.End()
 		return t != nil
+	}},
+	{"StartThread", "thread/app/t", func(name string, s *pfscore.Schema) bool {
+		ctx, t := StartThread(context.Background(), name, WithSchema(s))
+		t.End()
+		return t != nil && ThreadFromContext(ctx) == t
 	}},
 }
 
@@ -133,7 +145,6 @@ func TestRegisterErrors(t *testing.T) {
 		t.Run(tc.ctor, func(t *testing.T) {
 			errs := collectErrors(t)
 			s := syncSchema(t)
-			in := WithSchema(s)
 
 			// A name of another kind: two cases on, past the Init twin.
 			var other string
@@ -150,16 +161,15 @@ func TestRegisterErrors(t *testing.T) {
 
 			for _, bad := range []struct {
 				name   string
-				opts   []Option
 				schema *pfscore.Schema
 				want   error
 			}{
-				{misspelled, []Option{in}, s, pfscore.ErrBadInstrumentName},
-				{other, []Option{in}, s, pfscore.ErrBadInstrumentName},
-				{tc.good, []Option{WithSchema(full)}, full, pfscore.ErrTooManyClasses},
+				{misspelled, s, pfscore.ErrBadInstrumentName},
+				{other, s, pfscore.ErrBadInstrumentName},
+				{tc.good, full, pfscore.ErrTooManyClasses},
 			} {
 				before := instrumentErrors(t, bad.schema)
-				if tc.make(bad.name, bad.opts...) {
+				if tc.make(bad.name, bad.schema) {
 					t.Errorf("%s(%q) is instrumented", tc.ctor, bad.name)
 				}
 				got := errs()
@@ -187,7 +197,7 @@ func TestRegisterErrors(t *testing.T) {
 
 			// A good name, new or known, reports nothing.
 			for range 2 {
-				if !tc.make(tc.good, in) {
+				if !tc.make(tc.good, s) {
 					t.Errorf("%s(%q) is uninstrumented", tc.ctor, tc.good)
 				}
 			}
@@ -206,7 +216,7 @@ func TestRegisterErrors(t *testing.T) {
 func TestRegisterKnownClassOfOtherKind(t *testing.T) {
 	errs := collectErrors(t)
 	s := syncSchema(t)
-	NewCond(&sync.Mutex{}, "wait/synch/cond/app/c", WithSchema(s))
+	NewCond("wait/synch/cond/app/c", &sync.Mutex{}, WithSchema(s))
 	if m := NewMutex("wait/synch/cond/app/c", WithSchema(s)); m.class != nil {
 		t.Error("NewMutex accepted a cond class")
 	}

@@ -50,9 +50,9 @@ import (
 //
 // The methods of File attribute their events to no thread: they feed the
 // global, per-instance and per-event-name summaries, not a thread's tables.
-// For a thread's events, use File.For (a bound value, allocation-free, the
-// hot-path way) or the …Ctx constructors (an open is rare, a context lookup
-// is cheap next to it).
+// For a thread's events, use File.For or File.ForCtx (a bound value,
+// allocation-free) and the …Ctx methods of FileClass (OpenCtx, CreateCtx,
+// OpenFileCtx, RemoveCtx).
 //
 // # Limitations
 //
@@ -94,10 +94,23 @@ func (c *FileClass) Open(name string) (*File, error) {
 	return c.openFile(nil, name, os.O_RDONLY, 0)
 }
 
+// OpenCtx is Open with the open's wait attributed to the thread ctx
+// carries. Later operations on the file are attributed as the File's
+// methods say: use For or ForCtx to bind them to a thread.
+func (c *FileClass) OpenCtx(ctx context.Context, name string) (*File, error) {
+	return c.openFile(ThreadFromContext(ctx), name, os.O_RDONLY, 0)
+}
+
 // Create creates or truncates the named file, as os.Create; the open is a
 // "create" wait.
 func (c *FileClass) Create(name string) (*File, error) {
 	return c.openFile(nil, name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
+}
+
+// CreateCtx is Create with the open's wait attributed to the thread ctx
+// carries; see OpenCtx.
+func (c *FileClass) CreateCtx(ctx context.Context, name string) (*File, error) {
+	return c.openFile(ThreadFromContext(ctx), name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
 }
 
 // OpenFile opens the named file as os.OpenFile does. The open is a wait
@@ -107,8 +120,7 @@ func (c *FileClass) OpenFile(name string, flag int, perm os.FileMode) (*File, er
 }
 
 // OpenFileCtx is OpenFile with the open's wait attributed to the thread ctx
-// carries. Later operations on the file are attributed as the File's
-// methods say: use For to bind them to a thread.
+// carries; see OpenCtx.
 func (c *FileClass) OpenFileCtx(ctx context.Context, name string, flag int, perm os.FileMode) (*File, error) {
 	return c.openFile(ThreadFromContext(ctx), name, flag, perm)
 }
@@ -129,12 +141,11 @@ func (c *FileClass) openFile(t *Thread, name string, flag int, perm os.FileMode)
 	if flag&os.O_CREATE != 0 {
 		op = pfscore.OpFileCreate
 	}
-	var w pfscore.WaitState
-	waited := inst.BeginWait(&w, t, op)
-	f, err := os.OpenFile(name, flag, perm)
-	if waited {
-		w.EndWait(-1)
-	}
+	var f *os.File
+	_, err := ioWait(inst, t, op, nil, nil, func() (n int64, err error) {
+		f, err = os.OpenFile(name, flag, perm)
+		return -1, err
+	})
 	if err != nil {
 		fileRefs.release(inst)
 		return nil, err
@@ -176,12 +187,7 @@ func (c *FileClass) remove(t *Thread, name string) error {
 	if inst == nil {
 		return os.Remove(name)
 	}
-	var w pfscore.WaitState
-	waited := inst.BeginWait(&w, t, pfscore.OpFileDelete)
-	err := os.Remove(name)
-	if waited {
-		w.EndWait(-1)
-	}
+	_, err := ioWait(inst, t, pfscore.OpFileDelete, nil, nil, func() (int64, error) { return -1, os.Remove(name) })
 	fileRefs.remove(inst, err == nil)
 	return err
 }
@@ -267,13 +273,6 @@ func releaseLost(inst *pfscore.IOInstance) {
 // atomic load.
 func (f *File) on() bool { return f.class != nil && f.class.On() }
 
-// begin starts a wait of op on f's instance. It returns false, and the
-// caller runs the operation unrecorded, if the class or the object is off
-// or f is closed.
-func (f *File) begin(w *pfscore.WaitState, t *Thread, op pfscore.Operation) bool {
-	return !f.closed.Load() && f.inst.BeginWait(w, t, op)
-}
-
 // OSFile returns the wrapped *os.File, for what File does not wrap (Chmod,
 // ReadDir, SyscallConn, ...). Operations on it are not recorded; do not
 // Close it directly (close the File).
@@ -287,28 +286,70 @@ func (f *File) Fd() uintptr { return f.f.Fd() }
 
 // For returns f bound to thread t: its methods attribute their waits to t.
 // BoundFile is a small value; For allocates nothing.
-//
-//	f.For(instrument.ThreadFromContext(ctx)).Write(p)
 func (f *File) For(t *Thread) BoundFile { return BoundFile{f, t} }
+
+// ForCtx returns f bound to the thread ctx carries, for one call or a few:
+//
+//	f.ForCtx(ctx).Write(p)
+//	fmt.Fprintf(f.ForCtx(ctx), "GET %s\n", path)
+func (f *File) ForCtx(ctx context.Context) BoundFile { return BoundFile{f, ThreadFromContext(ctx)} }
+
+// Each operation below is three functions: the File method and the
+// BoundFile method, which run the operation directly if the class is off (a
+// nil check and an atomic load), and otherwise call a function of both, with
+// the thread (none, or the bound one), that runs the operation in a closure
+// through f.wait: every recorded operation of a file or socket has the one
+// body of ioWait. The closure does not escape: it lives on the stack.
+
+// wait runs call, an operation of kind op on the file, as a wait attributed
+// to t, unless f is closed or its instance (setup_objects) is off. call
+// returns the wait's NUMBER_OF_BYTES (negative for an operation that moves
+// none) and the operation's error. f's cleanup must not run during the
+// operation: ioWait keeps f alive to its end.
+func (f *File) wait(t *Thread, op pfscore.Operation, call func() (int64, error)) (int64, error) {
+	return ioWait(f.inst, t, op, &f.closed, f, call)
+}
+
+// ioWait runs call as a wait of op on inst, attributed to t, if inst's class
+// and object collect events now and closed (if not nil) is false;
+// otherwise it only runs call. call returns the wait's NUMBER_OF_BYTES,
+// negative for none, and its error. keep is kept reachable until the wait
+// has ended: the object whose garbage collection would free inst, or nil.
+// Every recorded operation of a file or socket goes through it.
+func ioWait(inst *pfscore.IOInstance, t *Thread, op pfscore.Operation, closed *atomic.Bool, keep any, call func() (int64, error)) (int64, error) {
+	var w pfscore.WaitState
+	if (closed != nil && closed.Load()) || !inst.BeginWait(&w, t, op) {
+		return call()
+	}
+	n, err := call()
+	w.EndWait(n)
+	runtime.KeepAlive(keep)
+	return n, err
+}
 
 // Read reads up to len(p) bytes into p, as os.File.Read.
 func (f *File) Read(p []byte) (int, error) {
 	if !f.on() {
 		return f.f.Read(p)
 	}
-	return f.readSlow(nil, p)
+	return f.read(nil, p)
+}
+
+// Read is File.Read, attributed to the bound thread.
+func (b BoundFile) Read(p []byte) (int, error) {
+	if !b.f.on() {
+		return b.f.f.Read(p)
+	}
+	return b.f.read(b.t, p)
 }
 
 //go:noinline
-func (f *File) readSlow(t *Thread, p []byte) (int, error) {
-	var w pfscore.WaitState
-	if !f.begin(&w, t, pfscore.OpFileRead) {
-		return f.f.Read(p)
-	}
-	n, err := f.f.Read(p)
-	w.EndWait(int64(n))
-	runtime.KeepAlive(f) // f's cleanup must not run during the operation
-	return n, err
+func (f *File) read(t *Thread, p []byte) (int, error) {
+	n, err := f.wait(t, pfscore.OpFileRead, func() (int64, error) {
+		n, err := f.f.Read(p)
+		return int64(n), err
+	})
+	return int(n), err
 }
 
 // ReadAt reads len(p) bytes at offset off, as os.File.ReadAt.
@@ -316,19 +357,24 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	if !f.on() {
 		return f.f.ReadAt(p, off)
 	}
-	return f.readAtSlow(nil, p, off)
+	return f.readAt(nil, p, off)
+}
+
+// ReadAt is File.ReadAt, attributed to the bound thread.
+func (b BoundFile) ReadAt(p []byte, off int64) (int, error) {
+	if !b.f.on() {
+		return b.f.f.ReadAt(p, off)
+	}
+	return b.f.readAt(b.t, p, off)
 }
 
 //go:noinline
-func (f *File) readAtSlow(t *Thread, p []byte, off int64) (int, error) {
-	var w pfscore.WaitState
-	if !f.begin(&w, t, pfscore.OpFileRead) {
-		return f.f.ReadAt(p, off)
-	}
-	n, err := f.f.ReadAt(p, off)
-	w.EndWait(int64(n))
-	runtime.KeepAlive(f) // f's cleanup must not run during the operation
-	return n, err
+func (f *File) readAt(t *Thread, p []byte, off int64) (int, error) {
+	n, err := f.wait(t, pfscore.OpFileRead, func() (int64, error) {
+		n, err := f.f.ReadAt(p, off)
+		return int64(n), err
+	})
+	return int(n), err
 }
 
 // Write writes p, as os.File.Write.
@@ -336,19 +382,24 @@ func (f *File) Write(p []byte) (int, error) {
 	if !f.on() {
 		return f.f.Write(p)
 	}
-	return f.writeSlow(nil, p)
+	return f.write(nil, p)
+}
+
+// Write is File.Write, attributed to the bound thread.
+func (b BoundFile) Write(p []byte) (int, error) {
+	if !b.f.on() {
+		return b.f.f.Write(p)
+	}
+	return b.f.write(b.t, p)
 }
 
 //go:noinline
-func (f *File) writeSlow(t *Thread, p []byte) (int, error) {
-	var w pfscore.WaitState
-	if !f.begin(&w, t, pfscore.OpFileWrite) {
-		return f.f.Write(p)
-	}
-	n, err := f.f.Write(p)
-	w.EndWait(int64(n))
-	runtime.KeepAlive(f) // f's cleanup must not run during the operation
-	return n, err
+func (f *File) write(t *Thread, p []byte) (int, error) {
+	n, err := f.wait(t, pfscore.OpFileWrite, func() (int64, error) {
+		n, err := f.f.Write(p)
+		return int64(n), err
+	})
+	return int(n), err
 }
 
 // WriteAt writes p at offset off, as os.File.WriteAt.
@@ -356,19 +407,24 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 	if !f.on() {
 		return f.f.WriteAt(p, off)
 	}
-	return f.writeAtSlow(nil, p, off)
+	return f.writeAt(nil, p, off)
+}
+
+// WriteAt is File.WriteAt, attributed to the bound thread.
+func (b BoundFile) WriteAt(p []byte, off int64) (int, error) {
+	if !b.f.on() {
+		return b.f.f.WriteAt(p, off)
+	}
+	return b.f.writeAt(b.t, p, off)
 }
 
 //go:noinline
-func (f *File) writeAtSlow(t *Thread, p []byte, off int64) (int, error) {
-	var w pfscore.WaitState
-	if !f.begin(&w, t, pfscore.OpFileWrite) {
-		return f.f.WriteAt(p, off)
-	}
-	n, err := f.f.WriteAt(p, off)
-	w.EndWait(int64(n))
-	runtime.KeepAlive(f) // f's cleanup must not run during the operation
-	return n, err
+func (f *File) writeAt(t *Thread, p []byte, off int64) (int, error) {
+	n, err := f.wait(t, pfscore.OpFileWrite, func() (int64, error) {
+		n, err := f.f.WriteAt(p, off)
+		return int64(n), err
+	})
+	return int(n), err
 }
 
 // WriteString writes s, as os.File.WriteString (without copying s).
@@ -376,19 +432,24 @@ func (f *File) WriteString(s string) (int, error) {
 	if !f.on() {
 		return f.f.WriteString(s)
 	}
-	return f.writeStringSlow(nil, s)
+	return f.writeString(nil, s)
+}
+
+// WriteString is File.WriteString, attributed to the bound thread.
+func (b BoundFile) WriteString(s string) (int, error) {
+	if !b.f.on() {
+		return b.f.f.WriteString(s)
+	}
+	return b.f.writeString(b.t, s)
 }
 
 //go:noinline
-func (f *File) writeStringSlow(t *Thread, s string) (int, error) {
-	var w pfscore.WaitState
-	if !f.begin(&w, t, pfscore.OpFileWrite) {
-		return f.f.WriteString(s)
-	}
-	n, err := f.f.WriteString(s)
-	w.EndWait(int64(n))
-	runtime.KeepAlive(f) // f's cleanup must not run during the operation
-	return n, err
+func (f *File) writeString(t *Thread, s string) (int, error) {
+	n, err := f.wait(t, pfscore.OpFileWrite, func() (int64, error) {
+		n, err := f.f.WriteString(s)
+		return int64(n), err
+	})
+	return int(n), err
 }
 
 // Seek sets the offset for the next Read or Write, as os.File.Seek. It is a
@@ -398,64 +459,98 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 	if !f.on() {
 		return f.f.Seek(offset, whence)
 	}
-	return f.seekSlow(nil, offset, whence)
+	return f.seek(nil, offset, whence)
+}
+
+// Seek is File.Seek, attributed to the bound thread.
+func (b BoundFile) Seek(offset int64, whence int) (int64, error) {
+	if !b.f.on() {
+		return b.f.f.Seek(offset, whence)
+	}
+	return b.f.seek(b.t, offset, whence)
 }
 
 //go:noinline
-func (f *File) seekSlow(t *Thread, offset int64, whence int) (int64, error) {
+func (f *File) seek(t *Thread, offset int64, whence int) (int64, error) {
 	op := pfscore.OpFileSeek
 	if offset == 0 && whence == io.SeekCurrent {
 		op = pfscore.OpFileTell
 	}
-	var w pfscore.WaitState
-	if !f.begin(&w, t, op) {
-		return f.f.Seek(offset, whence)
-	}
-	ret, err := f.f.Seek(offset, whence)
-	w.EndWait(-1)
-	runtime.KeepAlive(f) // f's cleanup must not run during the operation
+	var ret int64
+	_, err := f.wait(t, op, func() (n int64, err error) {
+		ret, err = f.f.Seek(offset, whence)
+		return -1, err
+	})
 	return ret, err
 }
 
 // Sync commits the file to stable storage, as os.File.Sync.
-func (f *File) Sync() error { return f.sync(nil) }
-
-func (f *File) sync(t *Thread) error {
-	var w pfscore.WaitState
-	if !f.on() || !f.begin(&w, t, pfscore.OpFileSync) {
+func (f *File) Sync() error {
+	if !f.on() {
 		return f.f.Sync()
 	}
-	err := f.f.Sync()
-	w.EndWait(-1)
-	runtime.KeepAlive(f) // f's cleanup must not run during the operation
+	return f.sync(nil)
+}
+
+// Sync is File.Sync, attributed to the bound thread.
+func (b BoundFile) Sync() error {
+	if !b.f.on() {
+		return b.f.f.Sync()
+	}
+	return b.f.sync(b.t)
+}
+
+//go:noinline
+func (f *File) sync(t *Thread) error {
+	_, err := f.wait(t, pfscore.OpFileSync, func() (int64, error) { return -1, f.f.Sync() })
 	return err
 }
 
 // Stat returns the file's FileInfo, as os.File.Stat; an "fstat" wait.
-func (f *File) Stat() (os.FileInfo, error) { return f.stat(nil) }
-
-func (f *File) stat(t *Thread) (os.FileInfo, error) {
-	var w pfscore.WaitState
-	if !f.on() || !f.begin(&w, t, pfscore.OpFileFstat) {
+func (f *File) Stat() (os.FileInfo, error) {
+	if !f.on() {
 		return f.f.Stat()
 	}
-	fi, err := f.f.Stat()
-	w.EndWait(-1)
-	runtime.KeepAlive(f) // f's cleanup must not run during the operation
+	return f.stat(nil)
+}
+
+// Stat is File.Stat, attributed to the bound thread.
+func (b BoundFile) Stat() (os.FileInfo, error) {
+	if !b.f.on() {
+		return b.f.f.Stat()
+	}
+	return b.f.stat(b.t)
+}
+
+//go:noinline
+func (f *File) stat(t *Thread) (os.FileInfo, error) {
+	var fi os.FileInfo
+	_, err := f.wait(t, pfscore.OpFileFstat, func() (n int64, err error) {
+		fi, err = f.f.Stat()
+		return -1, err
+	})
 	return fi, err
 }
 
 // Truncate changes the file's size, as os.File.Truncate; a "chsize" wait.
-func (f *File) Truncate(size int64) error { return f.truncate(nil, size) }
-
-func (f *File) truncate(t *Thread, size int64) error {
-	var w pfscore.WaitState
-	if !f.on() || !f.begin(&w, t, pfscore.OpFileChsize) {
+func (f *File) Truncate(size int64) error {
+	if !f.on() {
 		return f.f.Truncate(size)
 	}
-	err := f.f.Truncate(size)
-	w.EndWait(-1)
-	runtime.KeepAlive(f) // f's cleanup must not run during the operation
+	return f.truncate(nil, size)
+}
+
+// Truncate is File.Truncate, attributed to the bound thread.
+func (b BoundFile) Truncate(size int64) error {
+	if !b.f.on() {
+		return b.f.f.Truncate(size)
+	}
+	return b.f.truncate(b.t, size)
+}
+
+//go:noinline
+func (f *File) truncate(t *Thread, size int64) error {
+	_, err := f.wait(t, pfscore.OpFileChsize, func() (int64, error) { return -1, f.f.Truncate(size) })
 	return err
 }
 
@@ -463,6 +558,9 @@ func (f *File) truncate(t *Thread, size int64) error {
 // drops by one. A second Close records nothing and returns os.File.Close's
 // error.
 func (f *File) Close() error { return f.close(nil) }
+
+// Close is File.Close, attributed to the bound thread.
+func (b BoundFile) Close() error { return b.f.close(b.t) }
 
 func (f *File) close(t *Thread) error {
 	if f == nil {
@@ -472,20 +570,15 @@ func (f *File) close(t *Thread) error {
 		return f.f.Close()
 	}
 	f.cleanup.Stop()
-	var w pfscore.WaitState
-	waited := f.on() && f.inst.BeginWait(&w, t, pfscore.OpFileClose)
-	err := f.f.Close()
-	if waited {
-		w.EndWait(-1)
-	}
+	_, err := ioWait(f.inst, t, pfscore.OpFileClose, nil, f, func() (int64, error) { return -1, f.f.Close() })
 	f.inst.AddOpen(-1)
 	fileRefs.release(f.inst)
 	runtime.KeepAlive(f)
 	return err
 }
 
-// A BoundFile is a File bound to a thread (File.For): its methods are the
-// File's, with their waits attributed to the thread.
+// A BoundFile is a File bound to a thread (File.For, File.ForCtx): its
+// methods are the File's, with their waits attributed to the thread.
 type BoundFile struct {
 	f *File
 	t *Thread
@@ -493,66 +586,6 @@ type BoundFile struct {
 
 // File returns the bound File.
 func (b BoundFile) File() *File { return b.f }
-
-// Read is File.Read, attributed to the bound thread.
-func (b BoundFile) Read(p []byte) (int, error) {
-	if !b.f.on() {
-		return b.f.f.Read(p)
-	}
-	return b.f.readSlow(b.t, p)
-}
-
-// ReadAt is File.ReadAt, attributed to the bound thread.
-func (b BoundFile) ReadAt(p []byte, off int64) (int, error) {
-	if !b.f.on() {
-		return b.f.f.ReadAt(p, off)
-	}
-	return b.f.readAtSlow(b.t, p, off)
-}
-
-// Write is File.Write, attributed to the bound thread.
-func (b BoundFile) Write(p []byte) (int, error) {
-	if !b.f.on() {
-		return b.f.f.Write(p)
-	}
-	return b.f.writeSlow(b.t, p)
-}
-
-// WriteAt is File.WriteAt, attributed to the bound thread.
-func (b BoundFile) WriteAt(p []byte, off int64) (int, error) {
-	if !b.f.on() {
-		return b.f.f.WriteAt(p, off)
-	}
-	return b.f.writeAtSlow(b.t, p, off)
-}
-
-// WriteString is File.WriteString, attributed to the bound thread.
-func (b BoundFile) WriteString(s string) (int, error) {
-	if !b.f.on() {
-		return b.f.f.WriteString(s)
-	}
-	return b.f.writeStringSlow(b.t, s)
-}
-
-// Seek is File.Seek, attributed to the bound thread.
-func (b BoundFile) Seek(offset int64, whence int) (int64, error) {
-	if !b.f.on() {
-		return b.f.f.Seek(offset, whence)
-	}
-	return b.f.seekSlow(b.t, offset, whence)
-}
-
-// Sync is File.Sync, attributed to the bound thread.
-func (b BoundFile) Sync() error { return b.f.sync(b.t) }
-
-// Stat is File.Stat, attributed to the bound thread.
-func (b BoundFile) Stat() (os.FileInfo, error) { return b.f.stat(b.t) }
-
-// Truncate is File.Truncate, attributed to the bound thread.
-func (b BoundFile) Truncate(size int64) error { return b.f.truncate(b.t, size) }
-
-// Close is File.Close, attributed to the bound thread.
-func (b BoundFile) Close() error { return b.f.close(b.t) }
 
 // fileRefs tracks which file instances are in use, so that removing a file
 // never frees an instance a File still reports to: pfscore.Schema.DeleteFile

@@ -16,35 +16,46 @@ type syncObject struct {
 	inst  *pfscore.SyncInstance
 }
 
-// init registers the class and creates the instance. skip counts the frames
-// between init and the user's call, for SOURCE.
-func (o *syncObject) init(name, ctor string, kind pfscore.Kind, skip int, opts []Option) {
+// initSync makes o, the syncObject of owner (a Mutex, RWMutex or Cond), an
+// instance of the class name of kind kind, and arranges for the instance's
+// record to be freed when owner is garbage collected. ctor is the
+// constructor, for errors; SOURCE is its caller's file:line.
+func initSync[T any](owner *T, o *syncObject, name, ctor string, kind pfscore.Kind, opts []Option) {
 	c := newConfig(opts)
 	class := c.registerAs(name, ctor, kind)
 	if class == nil {
 		return
 	}
 	if c.source == "" {
-		c.source = pfscore.Source(skip + 1)
+		c.source = pfscore.Source(2) // the constructor's caller
 	}
 	inst := c.schema.NewSyncInstance(class, c.source)
 	if inst == nil {
 		return
 	}
 	o.class, o.inst = class, inst
-}
-
-// freeWithOwner arranges for inst's record to be freed when owner, the lock
-// that holds it, is garbage collected.
-func freeWithOwner[T any](owner *T, inst *pfscore.SyncInstance) {
-	if inst != nil {
-		runtime.AddCleanup(owner, (*pfscore.SyncInstance).Destroy, inst)
-	}
+	runtime.AddCleanup(owner, (*pfscore.SyncInstance).Destroy, inst)
 }
 
 // on reports whether the object's class collects events now.
 func (o *syncObject) on() bool {
 	return o.class != nil && o.class.On()
+}
+
+// begin starts a wait of op on the object, attributed to t. It returns
+// false if the class is off: the caller runs its operation unrecorded and
+// does not call end.
+func (o *syncObject) begin(w *pfscore.WaitState, t *Thread, op pfscore.Operation) bool {
+	return o.inst.BeginWait(w, t, op)
+}
+
+// end ends the wait begin started, once the operation is over. Every
+// recorded lock, try-lock and cond wait goes through begin and end.
+func (o *syncObject) end(w *pfscore.WaitState) {
+	w.EndWait(-1)
+	// o is inside the lock: keeping it keeps the lock, whose cleanup must
+	// not free the instance before EndWait.
+	runtime.KeepAlive(o)
 }
 
 // A Mutex is a sync.Mutex whose waits are instrumented as
@@ -53,10 +64,10 @@ func (o *syncObject) on() bool {
 // mutex_instances lists it.
 //
 // Lock, Unlock and TryLock are sync.Mutex's; they attribute nothing to a
-// thread, yet still feed the per-instance and global summaries. LockCtx
-// attributes the wait to the thread of a context, and For binds a thread for
-// a Lock/Unlock pair without a context lookup. A Mutex made without NewMutex
-// (the zero value) is a plain, uninstrumented mutex.
+// thread, yet still feed the per-instance and global summaries. LockCtx and
+// TryLockCtx attribute the wait to the thread of a context, and For (or
+// ForCtx) binds a thread for a Lock/Unlock pair. A Mutex made without
+// NewMutex or Init (the zero value) is a plain, uninstrumented mutex.
 //
 // When the class is disabled a Lock costs one branch and two loads more than
 // sync.Mutex's; when enabled and timed, two timer reads and the bookkeeping
@@ -76,8 +87,7 @@ type Mutex struct {
 // mutex.
 func NewMutex(name string, opts ...Option) *Mutex {
 	m := &Mutex{}
-	m.init(name, "NewMutex", pfscore.KindMutex, 1, opts)
-	freeWithOwner(m, m.inst)
+	initSync(m, &m.syncObject, name, "NewMutex", pfscore.KindMutex, opts)
 	return m
 }
 
@@ -92,8 +102,7 @@ func NewMutex(name string, opts ...Option) *Mutex {
 //	c := &cache{}
 //	c.mu.Init("wait/synch/mutex/app/cache")
 func (m *Mutex) Init(name string, opts ...Option) {
-	m.init(name, "(*Mutex).Init", pfscore.KindMutex, 1, opts)
-	freeWithOwner(m, m.inst)
+	initSync(m, &m.syncObject, name, "(*Mutex).Init", pfscore.KindMutex, opts)
 }
 
 // Lock locks m.
@@ -113,13 +122,16 @@ func (m *Mutex) lock(t *Thread) {
 //go:noinline
 func (m *Mutex) lockSlow(t *Thread) {
 	var w pfscore.WaitState
-	if !m.inst.BeginWait(&w, t, pfscore.OpLock) {
-		m.mu.Lock()
-		return
-	}
+	waited := m.begin(&w, t, pfscore.OpLock)
 	m.mu.Lock()
-	w.EndWait(-1)
-	runtime.KeepAlive(m) // its cleanup must not free the instance before EndWait
+	if waited {
+		m.end(&w)
+		m.held(t)
+	}
+}
+
+// held records t as the holder, for LOCKED_BY_THREAD_ID; Unlock clears it.
+func (m *Mutex) held(t *Thread) {
 	m.inst.SetOwner(t)
 	m.owned = true
 }
@@ -128,20 +140,21 @@ func (m *Mutex) lockSlow(t *Thread) {
 // a try_lock wait.
 func (m *Mutex) TryLock() bool { return m.tryLock(nil) }
 
+// TryLockCtx is TryLock, attributing the attempt to the thread ctx carries.
+func (m *Mutex) TryLockCtx(ctx context.Context) bool { return m.tryLock(ThreadFromContext(ctx)) }
+
 func (m *Mutex) tryLock(t *Thread) bool {
 	if !m.on() {
 		return m.mu.TryLock()
 	}
 	var w pfscore.WaitState
-	if !m.inst.BeginWait(&w, t, pfscore.OpTryLock) {
-		return m.mu.TryLock()
-	}
+	waited := m.begin(&w, t, pfscore.OpTryLock)
 	ok := m.mu.TryLock()
-	w.EndWait(-1)
-	runtime.KeepAlive(m) // its cleanup must not free the instance before EndWait
-	if ok {
-		m.inst.SetOwner(t)
-		m.owned = true
+	if waited {
+		m.end(&w)
+		if ok {
+			m.held(t)
+		}
 	}
 	return ok
 }
@@ -158,6 +171,9 @@ func (m *Mutex) Unlock() {
 // For returns m bound to thread t: its Lock attributes the wait to t.
 // BoundMutex is a small value; For allocates nothing.
 func (m *Mutex) For(t *Thread) BoundMutex { return BoundMutex{m, t} }
+
+// ForCtx returns m bound to the thread ctx carries.
+func (m *Mutex) ForCtx(ctx context.Context) BoundMutex { return BoundMutex{m, ThreadFromContext(ctx)} }
 
 // A BoundMutex is a Mutex bound to a thread. It implements sync.Locker.
 type BoundMutex struct {

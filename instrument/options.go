@@ -2,10 +2,57 @@ package instrument
 
 import "github.com/otelpfs/otelpfs/pfscore"
 
-// An Option configures an instrument or a thread at construction.
+// Options come in three kinds, one per kind of constructor, so that an
+// option a constructor would ignore does not compile:
+//
+//	Option             NewMutex, NewRWMutex, NewCond, their Init methods,
+//	                   NewFileClass, NewSocketClass
+//	ThreadOption       NewThread, StartThread
+//	ThreadClassOption  NewThreadClass
+//
+// WithSchema and WithDocumentation return a SharedOption, which is all
+// three. WithSource is an Option only (a thread has no SOURCE); WithUser and
+// WithHost are ThreadOptions only (they belong to each thread, so a
+// ThreadClass takes them at Start).
+
+// An Option configures an instrument at construction: a lock, a condition
+// variable, a file class or a socket class.
 type Option interface {
-	apply(*config)
+	applyOption(*config)
 }
+
+// A ThreadOption configures a thread at its start (NewThread, StartThread).
+type ThreadOption interface {
+	applyThreadOption(*config)
+}
+
+// A ThreadClassOption configures a thread class (NewThreadClass).
+type ThreadClassOption interface {
+	applyThreadClassOption(*config)
+}
+
+// A SharedOption is an option every constructor takes: an Option, a
+// ThreadOption and a ThreadClassOption. WithSchema and WithDocumentation
+// return one, so one value serves them all:
+//
+//	in := instrument.WithSchema(s)
+//	mu := instrument.NewMutex("wait/synch/mutex/app/cache", in)
+//	t := instrument.NewThread("thread/app/worker", in, instrument.WithUser("app"))
+type SharedOption struct{ set func(*config) }
+
+func (o SharedOption) applyOption(c *config)            { o.set(c) }
+func (o SharedOption) applyThreadOption(c *config)      { o.set(c) }
+func (o SharedOption) applyThreadClassOption(c *config) { o.set(c) }
+
+// instrumentOption is an Option only.
+type instrumentOption func(*config)
+
+func (f instrumentOption) applyOption(c *config) { f(c) }
+
+// threadOption is a ThreadOption only.
+type threadOption func(*config)
+
+func (f threadOption) applyThreadOption(c *config) { f(c) }
 
 type config struct {
 	schema *pfscore.Schema
@@ -15,15 +62,14 @@ type config struct {
 	source string
 }
 
-type optionFunc func(*config)
+// newConfig applies the options of an instrument over the defaults.
+func newConfig(opts []Option) config { return configure(opts, Option.applyOption) }
 
-func (f optionFunc) apply(c *config) { f(c) }
-
-// newConfig applies opts over the defaults.
-func newConfig(opts []Option) config {
+// configure applies opts, each with apply, over the defaults.
+func configure[O any](opts []O, apply func(O, *config)) config {
 	var c config
 	for _, o := range opts {
-		o.apply(&c)
+		apply(o, &c)
 	}
 	if c.schema == nil {
 		c.schema = pfscore.Default()
@@ -31,37 +77,38 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// WithSchema makes the instrument report to s. By default it reports to
-// pfscore.Default(), the process's performance schema.
-func WithSchema(s *pfscore.Schema) Option {
-	return optionFunc(func(c *config) { c.schema = s })
-}
-
-// WithUser sets a thread's PROCESSLIST_USER: the account its statistics roll
-// up into and the key setup_actors matches. By default a thread has no user
-// (a background thread).
-func WithUser(user string) Option {
-	return optionFunc(func(c *config) { c.user = user })
-}
-
-// WithHost sets a thread's PROCESSLIST_HOST (the client's host, say). By
-// default none.
-func WithHost(host string) Option {
-	return optionFunc(func(c *config) { c.host = host })
+// WithSchema makes the instrument or thread report to s. By default it
+// reports to pfscore.Default(), the process's performance schema.
+func WithSchema(s *pfscore.Schema) SharedOption {
+	return SharedOption{func(c *config) { c.schema = s }}
 }
 
 // WithDocumentation sets the instrument class's DOCUMENTATION in
 // setup_instruments, the first time the class is registered. By default
 // none.
-func WithDocumentation(doc string) Option {
-	return optionFunc(func(c *config) { c.doc = doc })
+func WithDocumentation(doc string) SharedOption {
+	return SharedOption{func(c *config) { c.doc = doc }}
 }
 
 // WithSource sets the SOURCE the instrument's events show. By default it is
-// the file:line that created the instrument, captured once there: a stack
-// walk per event would cost more than the event.
+// the file:line that created the instrument (the lock, or the file or
+// socket class), captured once there: a stack walk per event would cost
+// more than the event.
 func WithSource(source string) Option {
-	return optionFunc(func(c *config) { c.source = source })
+	return instrumentOption(func(c *config) { c.source = source })
+}
+
+// WithUser sets a thread's PROCESSLIST_USER: the account its statistics roll
+// up into and the key setup_actors matches. By default a thread has no user
+// (a background thread).
+func WithUser(user string) ThreadOption {
+	return threadOption(func(c *config) { c.user = user })
+}
+
+// WithHost sets a thread's PROCESSLIST_HOST (the client's host, say). By
+// default none.
+func WithHost(host string) ThreadOption {
+	return threadOption(func(c *config) { c.host = host })
 }
 
 // registerAs returns the class name, registered in the configured schema,

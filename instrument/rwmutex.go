@@ -2,7 +2,6 @@ package instrument
 
 import (
 	"context"
-	"runtime"
 	"sync"
 
 	"github.com/otelpfs/otelpfs/pfscore"
@@ -11,7 +10,8 @@ import (
 // An RWMutex is a sync.RWMutex instrumented as
 // wait/synch/rwlock/<component>/<name>: read_lock and write_lock waits,
 // WRITE_LOCKED_BY_THREAD_ID and READ_LOCKED_BY_COUNT in rwlock_instances.
-// The method set is sync.RWMutex's, plus …Ctx variants and For, as Mutex.
+// The method set is sync.RWMutex's, plus a …Ctx variant of each locking
+// method, For and ForCtx, as Mutex.
 type RWMutex struct {
 	mu sync.RWMutex
 	syncObject
@@ -21,16 +21,14 @@ type RWMutex struct {
 // (wait/synch/rwlock/<component>/<name>).
 func NewRWMutex(name string, opts ...Option) *RWMutex {
 	m := &RWMutex{}
-	m.init(name, "NewRWMutex", pfscore.KindRWLock, 1, opts)
-	freeWithOwner(m, m.inst)
+	initSync(m, &m.syncObject, name, "NewRWMutex", pfscore.KindRWLock, opts)
 	return m
 }
 
 // Init instruments an RWMutex declared as a value, as NewRWMutex would; see
 // Mutex.Init.
 func (rw *RWMutex) Init(name string, opts ...Option) {
-	rw.init(name, "(*RWMutex).Init", pfscore.KindRWLock, 1, opts)
-	freeWithOwner(rw, rw.inst)
+	initSync(rw, &rw.syncObject, name, "(*RWMutex).Init", pfscore.KindRWLock, opts)
 }
 
 // Lock locks rw for writing.
@@ -45,14 +43,12 @@ func (rw *RWMutex) lock(t *Thread) {
 		return
 	}
 	var w pfscore.WaitState
-	if !rw.inst.BeginWait(&w, t, pfscore.OpWriteLock) {
-		rw.mu.Lock()
-		return
-	}
+	waited := rw.begin(&w, t, pfscore.OpWriteLock)
 	rw.mu.Lock()
-	w.EndWait(-1)
-	runtime.KeepAlive(rw) // its cleanup must not free the instance before EndWait
-	rw.inst.SetOwner(t)
+	if waited {
+		rw.end(&w)
+		rw.inst.SetOwner(t)
+	}
 }
 
 // Unlock unlocks rw for writing.
@@ -66,19 +62,21 @@ func (rw *RWMutex) Unlock() {
 // TryLock tries to lock rw for writing.
 func (rw *RWMutex) TryLock() bool { return rw.tryLock(nil) }
 
+// TryLockCtx is TryLock, attributing the attempt to the thread ctx carries.
+func (rw *RWMutex) TryLockCtx(ctx context.Context) bool { return rw.tryLock(ThreadFromContext(ctx)) }
+
 func (rw *RWMutex) tryLock(t *Thread) bool {
 	if !rw.on() {
 		return rw.mu.TryLock()
 	}
 	var w pfscore.WaitState
-	if !rw.inst.BeginWait(&w, t, pfscore.OpTryWriteLock) {
-		return rw.mu.TryLock()
-	}
+	waited := rw.begin(&w, t, pfscore.OpTryWriteLock)
 	ok := rw.mu.TryLock()
-	w.EndWait(-1)
-	runtime.KeepAlive(rw) // its cleanup must not free the instance before EndWait
-	if ok {
-		rw.inst.SetOwner(t)
+	if waited {
+		rw.end(&w)
+		if ok {
+			rw.inst.SetOwner(t)
+		}
 	}
 	return ok
 }
@@ -95,12 +93,10 @@ func (rw *RWMutex) rlock(t *Thread) {
 		return
 	}
 	var w pfscore.WaitState
-	if rw.inst.BeginWait(&w, t, pfscore.OpReadLock) {
-		rw.mu.RLock()
-		w.EndWait(-1)
-		runtime.KeepAlive(rw) // its cleanup must not free the instance before EndWait
-	} else {
-		rw.mu.RLock()
+	waited := rw.begin(&w, t, pfscore.OpReadLock)
+	rw.mu.RLock()
+	if waited {
+		rw.end(&w)
 	}
 	rw.inst.AddReaders(1)
 }
@@ -108,18 +104,19 @@ func (rw *RWMutex) rlock(t *Thread) {
 // TryRLock tries to lock rw for reading.
 func (rw *RWMutex) TryRLock() bool { return rw.tryRLock(nil) }
 
+// TryRLockCtx is TryRLock, attributing the attempt to the thread ctx
+// carries.
+func (rw *RWMutex) TryRLockCtx(ctx context.Context) bool { return rw.tryRLock(ThreadFromContext(ctx)) }
+
 func (rw *RWMutex) tryRLock(t *Thread) bool {
 	if !rw.on() {
 		return rw.mu.TryRLock()
 	}
 	var w pfscore.WaitState
-	var ok bool
-	if rw.inst.BeginWait(&w, t, pfscore.OpTryReadLock) {
-		ok = rw.mu.TryRLock()
-		w.EndWait(-1)
-		runtime.KeepAlive(rw) // its cleanup must not free the instance before EndWait
-	} else {
-		ok = rw.mu.TryRLock()
+	waited := rw.begin(&w, t, pfscore.OpTryReadLock)
+	ok := rw.mu.TryRLock()
+	if waited {
+		rw.end(&w)
 	}
 	if ok {
 		rw.inst.AddReaders(1)
@@ -143,8 +140,14 @@ type rlocker struct{ rw *RWMutex }
 func (r rlocker) Lock()   { r.rw.RLock() }
 func (r rlocker) Unlock() { r.rw.RUnlock() }
 
-// For returns rw bound to thread t.
+// For returns rw bound to thread t: its locking methods attribute their
+// waits to t. For allocates nothing.
 func (rw *RWMutex) For(t *Thread) BoundRWMutex { return BoundRWMutex{rw, t} }
+
+// ForCtx returns rw bound to the thread ctx carries.
+func (rw *RWMutex) ForCtx(ctx context.Context) BoundRWMutex {
+	return BoundRWMutex{rw, ThreadFromContext(ctx)}
+}
 
 // A BoundRWMutex is an RWMutex bound to a thread. It implements sync.Locker.
 type BoundRWMutex struct {

@@ -157,7 +157,7 @@ func TestRWMutexInstance(t *testing.T) {
 func TestCondWait(t *testing.T) {
 	s := syncSchema(t)
 	mu := NewMutex("wait/synch/mutex/test/queue", WithSchema(s))
-	c := NewCond(mu, "wait/synch/cond/test/queue_ready", WithSchema(s))
+	c := NewCond("wait/synch/cond/test/queue_ready", mu, WithSchema(s))
 	th := NewThread("thread/test/consumer", WithSchema(s))
 	defer th.End()
 	ready := false
@@ -324,7 +324,7 @@ func TestSyncVariants(t *testing.T) {
 	}
 
 	// Cond.WaitCtx, with the condition already met after one signal.
-	c := NewCond(&box.mu, "wait/synch/cond/test/boxed", WithSchema(s))
+	c := NewCond("wait/synch/cond/test/boxed", &box.mu, WithSchema(s))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
