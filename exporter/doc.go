@@ -17,9 +17,17 @@
 // It answers:
 //
 //	GET  /debug/pfs/                      every table and its row count
+//	GET  /debug/pfs/catalog               every table's columns and the changes it takes
 //	GET  /debug/pfs/tables/NAME           one table
 //	POST /debug/pfs/tables/NAME/truncate  TRUNCATE TABLE NAME
-//	POST /debug/pfs/setup/TABLE           a change to a setup table
+//	POST /debug/pfs/tables/NAME/update    UPDATE NAME SET ... WHERE ...
+//	POST /debug/pfs/tables/NAME/insert    INSERT INTO NAME ...
+//	POST /debug/pfs/tables/NAME/delete    DELETE FROM NAME WHERE ...
+//	POST /debug/pfs/setup/TABLE           a change to a setup table, in its own terms
+//
+// Client is the other end: a pfscore.Tables over these requests, for a
+// program (the pfs command, say) that reads or changes a service's tables
+// from another process.
 //
 // A GET takes format=text (aligned columns, times as FormatPicoTime writes
 // them), format=json or format=html; without one, a browser (Accept:
@@ -29,8 +37,20 @@
 //
 // with column types "string", "uint", "int" and "picos" (a TIMER_* column,
 // in raw picoseconds), roles as pfscore.Role names them (dim, counter,
-// timer, gauge, ...), NULL as null; DecodeJSON reads it back. The HTML page
-// links every table and sorts by a click on a column header.
+// timer, gauge, ...), NULL as null; when a limit left rows out, "matched":
+// N follows the rows, the number the where matched. DecodeJSON reads it
+// back. The HTML page links every table and sorts by a click on a column
+// header.
+//
+// GET /debug/pfs/catalog describes every table without reading any rows
+// (pfscore.Tables.Catalog), in name order:
+//
+//	{"tables": [{"name": "setup_instruments", "columns": [{"name": "NAME", "type": "string", "role": "dim"}, ...],
+//	             "truncatable": false, "updatable": ["ENABLED", "TIMED"], "insertable": false}, ...]}
+//
+// with the columns as a table's JSON has them; "updatable" lists the
+// columns an update may set, "insertable" says whether insert and delete
+// are allowed. It takes no parameters.
 //
 // A table GET also takes a filter, an order and a limit, a small subset of
 // SQL with MySQL's meaning (pfscore.Query, which Go callers use directly):
@@ -52,9 +72,29 @@
 // refused (403) unless the application passed WithSetupChanges(true).
 // Browsers' cross-origin POSTs are refused as well
 // (http.CrossOriginProtection). Bodies are JSON objects of at most
-// MaxBodyBytes, field names case-insensitive, flags true/false or
-// "YES"/"NO"; names are LIKE patterns as in MySQL's UPDATE … WHERE NAME
-// LIKE …. Each body becomes a pfscore.Tables Update, Insert or Delete:
+// MaxBodyBytes, field names case-insensitive; unknown fields are an error.
+//
+// The table changes are pfscore.Tables' Update, Insert and Delete, on any
+// table the catalog says takes them:
+//
+//	tables/NAME/update  {"where": ["COND", ...], "set": {"COLUMN": value, ...}}
+//	tables/NAME/insert  {"values": {"COLUMN": value, ...}}
+//	tables/NAME/delete  {"where": ["COND", ...]}
+//
+// A where is a list of conditions as a table GET takes them, joined by AND;
+// without one, an update or delete takes every row, as in SQL. Column names
+// are case-insensitive. A value is a JSON string, true or false (a flag
+// also takes "YES" or "NO"), an integer (uint64, or int64 if negative) or
+// null; a fraction, an object or an array is a 400. The answer is
+// {"table": NAME, "op": "update", "rows_matched": 12} (1 for an insert).
+// A change MySQL does not allow on the table or column (an update of
+// setup_instruments.NAME, an insert into threads) is a 403, as a refused
+// TRUNCATE is.
+//
+// The setup bodies say the same changes in the setup tables' own terms:
+// flags true/false or "YES"/"NO"; names are LIKE patterns as in MySQL's
+// UPDATE … WHERE NAME LIKE …. Each body becomes a pfscore.Tables Update,
+// Insert or Delete:
 //
 //	setup/instruments  {"name": "wait/synch/%", "enabled": true, "timed": true}   (either flag)
 //	setup/consumers    {"name": "events_waits_history%", "enabled": true}
@@ -75,10 +115,37 @@
 // # Errors
 //
 // Every error is a JSON object {"error": "..."}: 400 for a bad query,
-// parameter, body or value, 403 for a change not allowed (or a table MySQL
-// does not truncate), 404 for an unknown table or path, 405 for a wrong
-// method (with Allow), 409 for a duplicate row or a full setup table, 413
-// for a body over MaxBodyBytes. A refused or bad request changes nothing.
+// parameter, body or value, 403 for a change not allowed (changes
+// disabled, or a TRUNCATE, UPDATE, INSERT or DELETE MySQL does not allow on
+// the table), 404 for an unknown table or path, 405 for a wrong method
+// (with Allow), 409 for a duplicate row or a full setup table, 413 for a
+// body over MaxBodyBytes. A refused or bad request changes nothing. When
+// the error is one of the engine's, "code" names it, for programs to tell
+// apart (Client turns it back into the error):
+//
+//	unknown_table         pfscore.ErrUnknownTable
+//	bad_query             pfscore.ErrBadQuery
+//	truncate_not_allowed  pfscore.ErrTruncateNotAllowed
+//	not_updatable         pfscore.ErrNotUpdatable
+//	not_insertable        pfscore.ErrNotInsertable
+//	duplicate_row         pfscore.ErrDuplicateRow
+//	table_full            pfscore.ErrTableFull
+//	bad_value             pfscore.ErrBadValue
+//	bad_pattern           pfscore.ErrBadPattern
+//	unknown_timer         hwclock.ErrUnknownTimer
+//
+// # The client
+//
+// NewClient("127.0.0.1:6060") (or a URL, for another prefix or https)
+// returns a Client, a pfscore.Tables whose every call is one request:
+// Catalog is GET catalog, Query a table's JSON GET, the changes
+// the POSTs above. Its errors are the engine's where the handler's code
+// says (errors.Is(err, pfscore.ErrUnknownTable) works as on a Schema), a
+// *ResponseError with the status and the handler's message, and
+// ErrUnreachable when nothing answers; an answer that is not the handler's
+// is an error that says so. pfscore.Tables has no context: WithContext
+// gives a Client whose requests end with one. A Query's Limit 0 means no
+// limit, as for a Schema (the handler's limit=0 means no rows).
 //
 // # Security
 //
@@ -96,6 +163,7 @@
 //
 // # Imports
 //
-// The /debug/pfs handler needs only pfscore and the standard library. The OTLP side of the package will import bridge, the OTLP
-// exporters and pdata.
+// The /debug/pfs handler and its client need only pfscore (and hwclock for
+// one of its errors) and the standard library. The OTLP side of the package
+// will import bridge, the OTLP exporters and pdata.
 package exporter

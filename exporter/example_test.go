@@ -1,6 +1,7 @@
 package exporter_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -46,6 +47,45 @@ func ExampleHandler() {
 	// events_waits_current       YES
 	// events_waits_history       YES
 	// events_waits_history_long  YES
+}
+
+// A Client is the service's tables seen from another process: a
+// pfscore.Tables over HTTP, so the same code reads and changes a remote
+// schema or a local one. Here a test server stands in for the service.
+func ExampleNewClient() {
+	s, _ := pfscore.New(pfscore.WithoutEnvironment())
+	srv := httptest.NewServer(exporter.Handler(s, exporter.WithSetupChanges(true)))
+	defer srv.Close()
+
+	c, err := exporter.NewClient(srv.URL) // or "127.0.0.1:6060"; the handler is at /debug/pfs
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var t pfscore.Tables = c
+	where := []string{"NAME LIKE 'events_waits_%'"}
+	n, err := t.Update("setup_consumers", where, map[string]pfscore.Value{"ENABLED": "YES"})
+	fmt.Println("updated", n, err)
+	res, err := t.Query("setup_consumers", pfscore.Query{Where: where, Order: "NAME desc", Limit: 2})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	exporter.WriteText(os.Stdout, res)
+	fmt.Println(len(res.Rows), "of", res.Matched, "rows")
+
+	_, err = t.Query("events_waits_everything", pfscore.Query{})
+	fmt.Println(errors.Is(err, pfscore.ErrUnknownTable))
+	_, err = t.Update("setup_instruments", nil, map[string]pfscore.Value{"NAME": "x"})
+	fmt.Println(errors.Is(err, pfscore.ErrNotUpdatable))
+	// Output:
+	// updated 3 <nil>
+	// NAME                       ENABLED
+	// events_waits_history_long  YES
+	// events_waits_history       YES
+	// 2 of 3 rows
+	// true
+	// true
 }
 
 // Listen serves the handler on its own loopback port, for a service that

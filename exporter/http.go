@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/otelpfs/otelpfs/hwclock"
 	"github.com/otelpfs/otelpfs/pfscore"
 )
 
@@ -43,8 +44,9 @@ func newHandlerConfig(opts []HandlerOption) handlerConfig {
 }
 
 // WithSetupChanges allows (true) the requests that change something: POST
-// /setup/<table> and POST /tables/NAME/truncate. By default they are
-// refused with 403, and the handler only reads.
+// /setup/TABLE and POST /tables/NAME/truncate, /update, /insert and
+// /delete. By default they are refused with 403, and the handler only
+// reads.
 func WithSetupChanges(allowed bool) HandlerOption {
 	return handlerOptionFunc(func(c handlerConfig) handlerConfig { c.changes = allowed; return c })
 }
@@ -78,17 +80,23 @@ func WithPrefix(prefix string) HandlerOption {
 // It serves
 //
 //	GET  /debug/pfs/                       the tables and their row counts
+//	GET  /debug/pfs/catalog                every table's columns and the changes it takes (JSON)
 //	GET  /debug/pfs/tables/NAME            one table: format=text|json|html, where, order, limit
 //	POST /debug/pfs/tables/NAME/truncate   TRUNCATE TABLE NAME
-//	POST /debug/pfs/setup/TABLE            an update of a setup table (JSON body)
+//	POST /debug/pfs/tables/NAME/update     UPDATE NAME SET ... WHERE ... (JSON body)
+//	POST /debug/pfs/tables/NAME/insert     INSERT INTO NAME ... (JSON body)
+//	POST /debug/pfs/tables/NAME/delete     DELETE FROM NAME WHERE ... (JSON body)
+//	POST /debug/pfs/setup/TABLE            a change to a setup table, in its own JSON body
 //
 // Without a format parameter a page is HTML for a browser (an Accept
 // header naming text/html) and text for anything else. Errors are JSON,
-// {"error": "..."}, with status 400 (a bad request), 403 (changes not
-// allowed, a cross-origin browser request, a refused TRUNCATE), 404 (no
+// {"error": "..."} (with a "code" when the error is one of pfscore's), with
+// status 400 (a bad request), 403 (changes not allowed, a cross-origin
+// browser request, a refused TRUNCATE, UPDATE, INSERT or DELETE), 404 (no
 // such table or path), 405 (wrong method), 409 (a duplicate or full setup
 // table) or 413 (a body over MaxBodyBytes). A refused or bad request
-// changes nothing. See the package documentation for the details.
+// changes nothing. See the package documentation for the details; Client
+// is the other end.
 //
 // The handler is safe for concurrent use.
 func Handler(t pfscore.Tables, opts ...HandlerOption) http.Handler {
@@ -101,16 +109,63 @@ type handler struct {
 	cop *http.CrossOriginProtection
 }
 
-// httpError is an error with its status.
+// httpError is an error with its status, and the error it comes from, if
+// any (which gives the answer its code, see errorCodes).
 type httpError struct {
 	status int
 	msg    string
+	cause  error
 }
 
 func (e *httpError) Error() string { return e.msg }
+func (e *httpError) Unwrap() error { return e.cause }
 
 func errorf(status int, format string, args ...any) error {
-	return &httpError{status, fmt.Sprintf(format, args...)}
+	return &httpError{status: status, msg: fmt.Sprintf(format, args...)}
+}
+
+// causef is errorf for an error caused by cause.
+func causef(status int, cause error, format string, args ...any) error {
+	return &httpError{status: status, msg: fmt.Sprintf(format, args...), cause: cause}
+}
+
+// errorCodes name, in an error's JSON, the engine errors a client may want
+// to tell apart (Client turns them back into these errors): the first one
+// the error wraps gives its "code".
+var errorCodes = []struct {
+	code string
+	err  error
+}{
+	{"unknown_table", pfscore.ErrUnknownTable},
+	{"bad_query", pfscore.ErrBadQuery},
+	{"truncate_not_allowed", pfscore.ErrTruncateNotAllowed},
+	{"not_updatable", pfscore.ErrNotUpdatable},
+	{"not_insertable", pfscore.ErrNotInsertable},
+	{"duplicate_row", pfscore.ErrDuplicateRow},
+	{"table_full", pfscore.ErrTableFull},
+	{"bad_value", pfscore.ErrBadValue},
+	{"bad_pattern", pfscore.ErrBadPattern},
+	{"unknown_timer", hwclock.ErrUnknownTimer},
+}
+
+// errorCode returns the code of the first of errorCodes err wraps, or "".
+func errorCode(err error) string {
+	for _, c := range errorCodes {
+		if errors.Is(err, c.err) {
+			return c.code
+		}
+	}
+	return ""
+}
+
+// codeError returns the error a code names, or nil.
+func codeError(code string) error {
+	for _, c := range errorCodes {
+		if c.code == code {
+			return c.err
+		}
+	}
+	return nil
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -143,22 +198,27 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		return h.serveIndex(w, r)
-	case strings.HasPrefix(rest, "/tables/"):
-		name := strings.TrimPrefix(rest, "/tables/")
-		if table, ok := strings.CutSuffix(name, "/truncate"); ok && !strings.Contains(table, "/") {
-			if err := h.checkTable(table); err != nil {
-				return err
-			}
-			if err := allowMethods(w, r, http.MethodPost); err != nil {
-				return err
-			}
-			return h.serveTruncate(w, r, table)
+	case rest == "/catalog":
+		if err := allowMethods(w, r, http.MethodGet, http.MethodHead); err != nil {
+			return err
 		}
-		if strings.Contains(name, "/") {
-			return errorf(http.StatusNotFound, "no such path %q: want %s/tables/NAME or %s/tables/NAME/truncate", r.URL.Path, p, p)
+		return h.serveCatalog(w, r)
+	case strings.HasPrefix(rest, "/tables/"):
+		name, op, hasOp := strings.Cut(strings.TrimPrefix(rest, "/tables/"), "/")
+		if hasOp && !tableOps[op] {
+			return errorf(http.StatusNotFound, "no such path %q: want %s/tables/NAME, or %s/tables/NAME/OP for OP truncate, update, insert or delete", r.URL.Path, p, p)
 		}
 		if err := h.checkTable(name); err != nil {
 			return err
+		}
+		if hasOp {
+			if err := allowMethods(w, r, http.MethodPost); err != nil {
+				return err
+			}
+			if op == "truncate" {
+				return h.serveTruncate(w, r, name)
+			}
+			return h.serveChange(w, r, name, op)
 		}
 		if err := allowMethods(w, r, http.MethodGet, http.MethodHead); err != nil {
 			return err
@@ -175,7 +235,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) error {
 		}
 		return h.serveSetup(w, r, u)
 	default:
-		return errorf(http.StatusNotFound, "no such path %q: want %s/, %s/tables/NAME or %s/setup/TABLE", r.URL.Path, p, p, p)
+		return errorf(http.StatusNotFound, "no such path %q: want %s/, %s/catalog, %s/tables/NAME or %s/setup/TABLE", r.URL.Path, p, p, p, p)
 	}
 }
 
@@ -186,7 +246,7 @@ func (h *handler) checkTable(name string) error {
 			return nil
 		}
 	}
-	return errorf(http.StatusNotFound, "unknown table %q: GET %s/ lists the tables", name, h.cfg.prefix)
+	return causef(http.StatusNotFound, pfscore.ErrUnknownTable, "unknown table %q: GET %s/ lists the tables", name, h.cfg.prefix)
 }
 
 // allowMethods returns 405, with an Allow header, unless r's method is one
@@ -309,6 +369,17 @@ func (h *handler) serveIndex(w http.ResponseWriter, r *http.Request) error {
 	return writeBody(w, f, &buf, err)
 }
 
+// serveCatalog answers GET /catalog: every table's columns and the changes
+// it takes, as pfscore.Tables.Catalog says, without reading any rows.
+func (h *handler) serveCatalog(w http.ResponseWriter, r *http.Request) error {
+	if err := checkParams(r.URL.Query()); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	err := writeCatalogJSON(&buf, h.s.Catalog())
+	return writeBody(w, formatJSON, &buf, err)
+}
+
 func (h *handler) serveTable(w http.ResponseWriter, r *http.Request, name string) error {
 	v := r.URL.Query()
 	if err := checkParams(v, "format", "where", "order", "limit"); err != nil {
@@ -325,9 +396,9 @@ func (h *handler) serveTable(w http.ResponseWriter, r *http.Request, name string
 	res, err := h.s.Query(name, q)
 	switch {
 	case errors.Is(err, pfscore.ErrUnknownTable):
-		return errorf(http.StatusNotFound, "unknown table %q", name)
+		return causef(http.StatusNotFound, err, "unknown table %q", name)
 	case err != nil:
-		return errorf(http.StatusBadRequest, "%v", err)
+		return causef(http.StatusBadRequest, err, "%v", err)
 	}
 	if none { // limit=0
 		res.Rows = res.Rows[:0]
@@ -363,7 +434,7 @@ func queryOf(v url.Values) (q pfscore.Query, none bool, err error) {
 	if l := strings.TrimSpace(v.Get("limit")); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 0 || n > maxLimit {
-			return q, false, errorf(http.StatusBadRequest, "%v: limit %q: want an integer from 0 to %d", pfscore.ErrBadQuery, v.Get("limit"), maxLimit)
+			return q, false, causef(http.StatusBadRequest, pfscore.ErrBadQuery, "%v: limit %q: want an integer from 0 to %d", pfscore.ErrBadQuery, v.Get("limit"), maxLimit)
 		}
 		q.Limit, none = n, n == 0
 	}
@@ -414,9 +485,9 @@ func (h *handler) serveTruncate(w http.ResponseWriter, r *http.Request, name str
 	if err := h.s.Truncate(name); err != nil {
 		switch {
 		case errors.Is(err, pfscore.ErrUnknownTable):
-			return errorf(http.StatusNotFound, "unknown table %q", name)
+			return causef(http.StatusNotFound, err, "unknown table %q", name)
 		case errors.Is(err, pfscore.ErrTruncateNotAllowed):
-			return errorf(http.StatusForbidden, "TRUNCATE TABLE %s is not allowed: MySQL does not truncate this table", name)
+			return causef(http.StatusForbidden, err, "TRUNCATE TABLE %s is not allowed: MySQL does not truncate this table", name)
 		default:
 			return errorf(http.StatusInternalServerError, "truncate %s: %v", name, err)
 		}
@@ -431,12 +502,16 @@ func writeJSONStatus(w http.ResponseWriter, status int, v any) error {
 }
 
 // writeError writes err as {"error": "..."} with its status (500 if it has
-// none).
+// none), and its "code" if it is one of errorCodes.
 func writeError(w http.ResponseWriter, err error) {
 	status := http.StatusInternalServerError
 	var he *httpError
 	if errors.As(err, &he) {
 		status = he.status
 	}
-	writeJSONStatus(w, status, map[string]string{"error": err.Error()})
+	body := map[string]string{"error": err.Error()}
+	if code := errorCode(err); code != "" {
+		body["code"] = code
+	}
+	writeJSONStatus(w, status, body)
 }

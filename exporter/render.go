@@ -135,6 +135,7 @@ type jsonTable struct {
 	Table   string        `json:"table"`
 	Columns []jsonColumn  `json:"columns"`
 	Rows    []pfscore.Row `json:"rows"`
+	Matched int           `json:"matched,omitempty"` // only when more than the rows: a limit left some out
 }
 
 type jsonColumn struct {
@@ -143,49 +144,70 @@ type jsonColumn struct {
 	Role string `json:"role,omitempty"`
 }
 
-// WriteJSON writes res as {"table": NAME, "columns": [{"name", "type",
-// "role"}], "rows": [[...]]}: NULL as null, numbers (picoseconds too) as
-// integers; a role as pfscore.Role.String names it.
-func WriteJSON(w io.Writer, res *pfscore.Result) error {
-	t := jsonTable{Table: res.Table, Columns: make([]jsonColumn, len(res.Columns)), Rows: res.Rows}
-	for i, c := range res.Columns {
-		t.Columns[i] = jsonColumn{Name: c.Name, Type: ColumnTypeName(c.Type)}
+func jsonColumns(cols []pfscore.Column) []jsonColumn {
+	out := make([]jsonColumn, len(cols))
+	for i, c := range cols {
+		out[i] = jsonColumn{Name: c.Name, Type: ColumnTypeName(c.Type)}
 		if c.Role != 0 {
-			t.Columns[i].Role = c.Role.String()
+			out[i].Role = c.Role.String()
 		}
 	}
+	return out
+}
+
+// parseColumns reads columns jsonColumns wrote back.
+func parseColumns(cols []jsonColumn) ([]pfscore.Column, error) {
+	out := make([]pfscore.Column, len(cols))
+	for i, c := range cols {
+		t, err := parseColumnType(c.Type)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", c.Name, err)
+		}
+		out[i] = pfscore.Column{Name: c.Name, Type: t}
+		if c.Role != "" { // older servers send none
+			if out[i].Role, err = pfscore.ParseRole(c.Role); err != nil {
+				return nil, fmt.Errorf("column %s: %w", c.Name, err)
+			}
+		}
+	}
+	return out, nil
+}
+
+// WriteJSON writes res as {"table": NAME, "columns": [{"name", "type",
+// "role"}], "rows": [[...]]}: NULL as null, numbers (picoseconds too) as
+// integers; a role as pfscore.Role.String names it. When res.Matched is
+// more than its rows (a limit left some out), "matched" follows the rows.
+func WriteJSON(w io.Writer, res *pfscore.Result) error {
+	t := jsonTable{Table: res.Table, Columns: jsonColumns(res.Columns), Rows: res.Rows}
 	if t.Rows == nil {
 		t.Rows = []pfscore.Row{}
+	}
+	if res.Matched > len(res.Rows) {
+		t.Matched = res.Matched
 	}
 	return json.NewEncoder(w).Encode(t)
 }
 
 // DecodeJSON reads a table WriteJSON wrote back into a Result, with each
-// value of the type its column says (uint64, int64, string or nil).
+// value of the type its column says (uint64, int64, string or nil), and
+// Matched from "matched", or the number of rows without one.
 func DecodeJSON(r io.Reader) (*pfscore.Result, error) {
 	var raw struct {
 		Table   string       `json:"table"`
 		Columns []jsonColumn `json:"columns"`
 		Rows    [][]any      `json:"rows"`
+		Matched int          `json:"matched"`
 	}
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
 	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("decoding table: %w", err)
 	}
-	res := &pfscore.Result{Table: raw.Table, Columns: make([]pfscore.Column, len(raw.Columns)), Rows: make([]pfscore.Row, len(raw.Rows))}
-	for i, c := range raw.Columns {
-		t, err := parseColumnType(c.Type)
-		if err != nil {
-			return nil, fmt.Errorf("decoding table %s, column %s: %w", raw.Table, c.Name, err)
-		}
-		res.Columns[i] = pfscore.Column{Name: c.Name, Type: t}
-		if c.Role != "" { // older servers send none
-			if res.Columns[i].Role, err = pfscore.ParseRole(c.Role); err != nil {
-				return nil, fmt.Errorf("decoding table %s, column %s: %w", raw.Table, c.Name, err)
-			}
-		}
+	cols, err := parseColumns(raw.Columns)
+	if err != nil {
+		return nil, fmt.Errorf("decoding table %s, %w", raw.Table, err)
 	}
+	res := &pfscore.Result{Table: raw.Table, Columns: cols, Rows: make([]pfscore.Row, len(raw.Rows)), Matched: max(raw.Matched, len(raw.Rows))}
 	for i, row := range raw.Rows {
 		if len(row) != len(res.Columns) {
 			return nil, fmt.Errorf("decoding table %s: row %d has %d values for %d columns", raw.Table, i, len(row), len(res.Columns))
@@ -293,6 +315,33 @@ type TableInfo struct {
 	Name        string `json:"name"`
 	Rows        int    `json:"rows"`
 	Truncatable bool   `json:"truncatable"`
+}
+
+// The catalog of GET /debug/pfs/catalog: pfscore.Tables.Catalog.
+
+// jsonTableInfo is a pfscore.TableInfo as the catalog has it.
+type jsonTableInfo struct {
+	Name        string       `json:"name"`
+	Columns     []jsonColumn `json:"columns"`
+	Truncatable bool         `json:"truncatable"`
+	Updatable   []string     `json:"updatable"`
+	Insertable  bool         `json:"insertable"`
+}
+
+type jsonCatalog struct {
+	Tables []jsonTableInfo `json:"tables"`
+}
+
+func writeCatalogJSON(w io.Writer, cat []pfscore.TableInfo) error {
+	out := jsonCatalog{Tables: make([]jsonTableInfo, len(cat))}
+	for i, t := range cat {
+		out.Tables[i] = jsonTableInfo{Name: t.Name, Columns: jsonColumns(t.Columns), Truncatable: t.Truncatable,
+			Updatable: t.Updatable, Insertable: t.Insertable}
+		if out.Tables[i].Updatable == nil {
+			out.Tables[i].Updatable = []string{}
+		}
+	}
+	return json.NewEncoder(w).Encode(out)
 }
 
 func writeIndexJSON(w io.Writer, tables []TableInfo) error {

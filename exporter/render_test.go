@@ -52,6 +52,7 @@ var sample = &pfscore.Result{
 		{nil, uint64(math.MaxUint64), int64(math.MinInt64), nil},
 		{"two\nlines\t", uint64(1), int64(1), uint64(1)},
 	},
+	Matched: 4, // as Schema.Query says: every row
 }
 
 func TestJSONRoundTrip(t *testing.T) {
@@ -59,7 +60,8 @@ func TestJSONRoundTrip(t *testing.T) {
 	if err := exporter.WriteJSON(&b, sample); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), `{"name":"SUM_TIMER_WAIT","type":"picos"}`) || !strings.Contains(b.String(), "18446744073709551615") {
+	if !strings.Contains(b.String(), `{"name":"SUM_TIMER_WAIT","type":"picos"}`) || !strings.Contains(b.String(), "18446744073709551615") ||
+		strings.Contains(b.String(), `"matched"`) { // no limit left rows out
 		t.Errorf("JSON: %s", b.String())
 	}
 	got, err := exporter.DecodeJSON(&b)
@@ -68,6 +70,14 @@ func TestJSONRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, sample) {
 		t.Errorf("round trip:\n got %#v\nwant %#v", got, sample)
+	}
+	// A limit that left rows out: "matched" says how many there were.
+	limited := *sample
+	limited.Rows = sample.Rows[:1]
+	b.Reset()
+	exporter.WriteJSON(&b, &limited)
+	if got, err := exporter.DecodeJSON(&b); err != nil || !reflect.DeepEqual(got, &limited) {
+		t.Errorf("limited round trip: %v\n got %#v\nwant %#v", err, got, &limited)
 	}
 	// Empty tables have [] rows.
 	b.Reset()

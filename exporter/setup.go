@@ -3,7 +3,6 @@ package exporter
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,13 +23,8 @@ type setupUpdater struct {
 	apply func(t pfscore.Tables, body []byte) (setupResult, error)
 }
 
-// setupResult is the response to a setup change.
-type setupResult struct {
-	Table       string `json:"table"`
-	Op          string `json:"op,omitempty"`
-	RowsMatched int    `json:"rows_matched"`
-	TimerName   string `json:"timer_name,omitempty"` // setup_timers: the timer set, maybe a substitute
-}
+// setupResult is the answer to a setup change.
+type setupResult = ChangeResult
 
 var setupUpdaters = map[string]*setupUpdater{
 	"instruments": {"setup_instruments", setupInstruments},
@@ -48,36 +42,16 @@ func (h *handler) serveSetup(w http.ResponseWriter, r *http.Request, u *setupUpd
 	if err := h.checkChange(r); err != nil {
 		return err
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	body, err := readBody(w, r)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return errorf(http.StatusRequestEntityTooLarge, "body larger than %d bytes", tooBig.Limit)
-		}
-		return errorf(http.StatusBadRequest, "reading body: %v", err)
+		return err
 	}
 	res, err := u.apply(h.s, body)
 	if err != nil {
-		return setupError(u.table, err)
+		return changeError(u.table, "", err)
 	}
 	res.Table = u.table
 	return writeJSONStatus(w, http.StatusOK, res)
-}
-
-// setupError maps the engine's errors to statuses: a duplicate row or a
-// full table conflicts with the table's state (409); any other error of a
-// setup update (ErrBadPattern, ErrBadValue, hwclock.ErrUnknownTimer,
-// hwclock.ErrUnknownEventClass, ...) is about the request (400).
-func setupError(table string, err error) error {
-	var he *httpError
-	switch {
-	case errors.As(err, &he):
-		return fmt.Errorf("%s: %w", table, err)
-	case errors.Is(err, pfscore.ErrDuplicateRow), errors.Is(err, pfscore.ErrTableFull):
-		return errorf(http.StatusConflict, "%s: %v", table, err)
-	default:
-		return errorf(http.StatusBadRequest, "%s: %v", table, err)
-	}
 }
 
 func badRequest(format string, args ...any) error {
@@ -93,7 +67,7 @@ func decodeBody(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return badRequest("bad JSON body: %v", err)
+		return causef(http.StatusBadRequest, err, "bad JSON body: %v", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return badRequest("bad JSON body: data after the object")

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 )
 
@@ -66,22 +65,12 @@ func runSetup(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	b, err := c.post("/setup/"+url.PathEscape(table), body)
+	res, err := c.Setup(table, body)
 	if err != nil {
-		return err
+		return handlerMessage(err)
 	}
-	if *asJSON {
-		_, err = stdout.Write(b)
-		return err
-	}
-	var res struct {
-		Table       string `json:"table"`
-		Op          string `json:"op"`
-		RowsMatched int    `json:"rows_matched"`
-		TimerName   string `json:"timer_name"`
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		return fmt.Errorf("the service's answer is not what pfs expects: %v: %s", err, b)
+	if *asJSON { // the handler's answer
+		return json.NewEncoder(stdout).Encode(res)
 	}
 	line := res.Table + ":"
 	if res.Op != "" {

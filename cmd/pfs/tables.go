@@ -5,8 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
-	"strconv"
+
+	"github.com/otelpfs/otelpfs/exporter"
+	"github.com/otelpfs/otelpfs/pfscore"
 )
 
 func init() {
@@ -60,64 +61,82 @@ func runTables(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		if len(where) > 0 || *order != "" || *limit >= 0 {
 			return fmt.Errorf("%w: --truncate takes no --where, --order or --limit: TRUNCATE empties the whole table", errUsage)
 		}
-		b, err := c.post("/tables/"+url.PathEscape(name)+"/truncate", nil)
-		if err != nil {
+		if err := c.Truncate(name); err != nil {
 			return tableError(err)
 		}
-		if *asJSON {
-			_, err = stdout.Write(b)
-			return err
+		if *asJSON { // the handler's answer
+			return json.NewEncoder(stdout).Encode(map[string]any{"table": name, "truncated": true})
 		}
 		_, err = fmt.Fprintf(stdout, "truncated %s\n", name)
 		return err
-	}
-	q := url.Values{"format": {"text"}}
-	if *asJSON {
-		q.Set("format", "json")
-	}
-	for _, w := range where {
-		q.Add("where", w)
-	}
-	if *order != "" {
-		q.Set("order", *order)
 	}
 	limitSet := false
 	fs.Visit(func(f *flag.Flag) { limitSet = limitSet || f.Name == "limit" })
 	if limitSet && *limit < 0 {
 		return fmt.Errorf("%w: --limit %d: want 0 or more", errUsage, *limit)
 	}
-	if *limit >= 0 {
-		q.Set("limit", strconv.Itoa(*limit))
+	q := pfscore.Query{Where: where, Order: *order, Limit: *limit}
+	if *limit == 0 { // no rows, the columns only (a Query's Limit 0 is no limit)
+		q.Limit = 1
 	}
-	b, err := c.get("/tables/"+url.PathEscape(name), q)
+	res, err := c.Query(name, q)
 	if err != nil {
 		return tableError(err)
 	}
-	_, err = stdout.Write(b)
-	return err
+	if *limit == 0 {
+		res.Rows = res.Rows[:0]
+	}
+	return printResult(stdout, res, *asJSON)
 }
 
-// tableError adds a hint to the service's "unknown table".
+// printResult prints a table as text (times as format_pico_time writes
+// them) or as the handler's JSON.
+func printResult(w io.Writer, res *pfscore.Result, asJSON bool) error {
+	if asJSON {
+		return exporter.WriteJSON(w, res)
+	}
+	return exporter.WriteText(w, res)
+}
+
+// tableError is err as pfs tables prints it: the handler's message, with a
+// hint for an unknown table.
 func tableError(err error) error {
 	if isNotFound(err) {
-		return fmt.Errorf("%w; 'pfs tables' with no name lists them", err)
+		return fmt.Errorf("%w; 'pfs tables' with no name lists them", handlerMessage(err))
 	}
-	return err
+	return handlerMessage(err)
 }
 
 // listTables prints the service's tables with their row counts.
-func listTables(c *client, asJSON bool, stdout io.Writer) error {
-	q := url.Values{"format": {"text"}}
-	if asJSON {
-		q.Set("format", "json")
-	}
-	b, err := c.get("/", q)
+func listTables(c *exporter.Client, asJSON bool, stdout io.Writer) error {
+	cat, err := c.LoadCatalog()
 	if err != nil {
-		return err
+		return serviceError(err)
 	}
-	if asJSON && !json.Valid(b) {
-		return fmt.Errorf("the service at %s answered with something other than JSON", c.base)
+	infos := make([]exporter.TableInfo, 0, len(cat))
+	for _, ti := range cat {
+		res, err := c.Query(ti.Name, pfscore.Query{Limit: 1}) // Matched: the rows
+		if isNotFound(err) {
+			continue // gone since the catalog
+		}
+		if err != nil {
+			return serviceError(err)
+		}
+		infos = append(infos, exporter.TableInfo{Name: ti.Name, Rows: res.Matched, Truncatable: ti.Truncatable})
 	}
-	_, err = stdout.Write(b)
-	return err
+	if asJSON { // as GET /debug/pfs/?format=json
+		return json.NewEncoder(stdout).Encode(struct {
+			Tables []exporter.TableInfo `json:"tables"`
+		}{infos})
+	}
+	res := &pfscore.Result{Columns: []pfscore.Column{
+		{Name: "TABLE_NAME", Type: pfscore.ColString}, {Name: "ROWS", Type: pfscore.ColUint}, {Name: "TRUNCATE", Type: pfscore.ColString}}}
+	for _, ti := range infos {
+		truncate := "NO"
+		if ti.Truncatable {
+			truncate = "YES"
+		}
+		res.Rows = append(res.Rows, pfscore.Row{ti.Name, uint64(ti.Rows), truncate})
+	}
+	return exporter.WriteText(stdout, res)
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"os/signal"
 	"slices"
@@ -66,7 +65,7 @@ func runTop(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c.ctx = ctx // an interrupt also ends a request in flight
+	c = c.WithContext(ctx) // an interrupt also ends a request in flight
 	tty := isTerminal(stdout)
 	var st topState
 	for i := 0; *count == 0 || i < *count; i++ {
@@ -78,7 +77,7 @@ func runTop(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			}
 		}
 		var frame bytes.Buffer
-		fmt.Fprintf(&frame, "pfs top  %s  %s", c.base, time.Now().Format("2006-01-02 15:04:05"))
+		fmt.Fprintf(&frame, "pfs top  %s  %s", c.URL(), time.Now().Format("2006-01-02 15:04:05"))
 		if *count != 1 {
 			fmt.Fprintf(&frame, "  every %s", *interval)
 		}
@@ -90,7 +89,7 @@ func runTop(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			// The first report, and every report a script asked for, must
 			// succeed; a live screen shows the error and tries again.
 			if i == 0 || *count > 0 {
-				return err
+				return serviceError(err)
 			}
 			fmt.Fprintf(&frame, "\nerror: %v\n", err)
 		}
@@ -119,7 +118,7 @@ func isTerminal(w io.Writer) bool {
 // A topSection is one part of the report.
 type topSection struct {
 	title string
-	build func(c *client, limit int, st *topState) (*pfscore.Result, error)
+	build func(t pfscore.Tables, limit int, st *topState) (*pfscore.Result, error)
 	empty string // what an empty result means
 }
 
@@ -140,7 +139,7 @@ var topSections = []topSection{
 // have (an older otelpfs) says so, unless no section's table is there: an
 // address with none of them is not an otelpfs handler, and that is an
 // error, as is any other failure.
-func topReport(c *client, w *bytes.Buffer, limit int, st *topState) error {
+func topReport(c *exporter.Client, w *bytes.Buffer, limit int, st *topState) error {
 	missing := 0
 	for _, s := range topSections {
 		fmt.Fprintf(w, "\n%s\n", s.title)
@@ -148,9 +147,9 @@ func topReport(c *client, w *bytes.Buffer, limit int, st *topState) error {
 		switch {
 		case isNotFound(err):
 			if missing++; missing == len(topSections) {
-				var se *serverError
-				errors.As(err, &se)
-				return fmt.Errorf("the service at %s has none of the tables pfs top reads (is this an otelpfs /debug/pfs handler?): it answers 404 %q", c.base, se.msg)
+				var re *exporter.ResponseError
+				errors.As(err, &re)
+				return fmt.Errorf("the service at %s has none of the tables pfs top reads (is this an otelpfs /debug/pfs handler?): it answers 404 %q", c.URL(), re.Message)
 			}
 			fmt.Fprintln(w, "  (not available from this service)")
 		case err != nil:
@@ -211,10 +210,10 @@ func newResult(name string, spec ...any) *pfscore.Result {
 // topWaits is sys.waits_global_by_latency. From the second report on it
 // adds the waits and latency of the last interval and ranks by them, so a
 // refreshing screen shows what the service waits on now.
-func topWaits(c *client, limit int, st *topState) (*pfscore.Result, error) {
-	src, err := c.table("events_waits_summary_global_by_event_name", url.Values{
-		"where": {"EVENT_NAME != 'idle' AND SUM_TIMER_WAIT > 0"},
-		"order": {"SUM_TIMER_WAIT desc"},
+func topWaits(t pfscore.Tables, limit int, st *topState) (*pfscore.Result, error) {
+	src, err := t.Query("events_waits_summary_global_by_event_name", pfscore.Query{
+		Where: []string{"EVENT_NAME != 'idle' AND SUM_TIMER_WAIT > 0"},
+		Order: "SUM_TIMER_WAIT desc",
 	})
 	if err != nil {
 		return nil, err
@@ -262,16 +261,16 @@ func topWaits(c *client, limit int, st *topState) (*pfscore.Result, error) {
 
 // topInstances lists the instances with the most wait time, named by their
 // file or address where the service says.
-func topInstances(c *client, limit int, _ *topState) (*pfscore.Result, error) {
-	src, err := c.table("events_waits_summary_by_instance", url.Values{
-		"where": {"SUM_TIMER_WAIT > 0"},
-		"order": {"SUM_TIMER_WAIT desc"},
-		"limit": {strconv.Itoa(limit)},
+func topInstances(t pfscore.Tables, limit int, _ *topState) (*pfscore.Result, error) {
+	src, err := t.Query("events_waits_summary_by_instance", pfscore.Query{
+		Where: []string{"SUM_TIMER_WAIT > 0"},
+		Order: "SUM_TIMER_WAIT desc",
+		Limit: limit,
 	})
 	if err != nil {
 		return nil, err
 	}
-	names, err := instanceNames(c)
+	names, err := instanceNames(t)
 	if err != nil {
 		return nil, err
 	}
@@ -293,9 +292,9 @@ func topInstances(c *client, limit int, _ *topState) (*pfscore.Result, error) {
 // instanceNames maps OBJECT_INSTANCE_BEGIN to a file's name or a socket's
 // address, from the tables that have them; a table the service lacks
 // names nothing.
-func instanceNames(c *client) (map[uint64]string, error) {
+func instanceNames(t pfscore.Tables) (map[uint64]string, error) {
 	names := map[uint64]string{}
-	files, err := c.table("file_summary_by_instance", nil)
+	files, err := t.Query("file_summary_by_instance", pfscore.Query{})
 	if err != nil && !isNotFound(err) {
 		return nil, err
 	}
@@ -307,7 +306,7 @@ func instanceNames(c *client) (map[uint64]string, error) {
 			}
 		}
 	}
-	socks, err := c.table("socket_instances", nil)
+	socks, err := t.Query("socket_instances", pfscore.Query{})
 	if err != nil && !isNotFound(err) {
 		return nil, err
 	}
@@ -336,9 +335,9 @@ func shorten(s string, n int) string {
 
 // topThreads ranks threads by their total wait time, with the wait that
 // took most of it, as sys's thread reports do.
-func topThreads(c *client, limit int, _ *topState) (*pfscore.Result, error) {
-	src, err := c.table("events_waits_summary_by_thread_by_event_name", url.Values{
-		"where": {"EVENT_NAME != 'idle' AND SUM_TIMER_WAIT > 0"},
+func topThreads(t pfscore.Tables, limit int, _ *topState) (*pfscore.Result, error) {
+	src, err := t.Query("events_waits_summary_by_thread_by_event_name", pfscore.Query{
+		Where: []string{"EVENT_NAME != 'idle' AND SUM_TIMER_WAIT > 0"},
 	})
 	if err != nil {
 		return nil, err
@@ -366,7 +365,7 @@ func topThreads(c *client, limit int, _ *topState) (*pfscore.Result, error) {
 			a.topSum, a.topEvent = sum, m.str(r, "EVENT_NAME")
 		}
 	}
-	if th, err := c.table("threads", nil); err == nil {
+	if th, err := t.Query("threads", pfscore.Query{}); err == nil {
 		m := columnsOf(th)
 		for _, r := range th.Rows {
 			if a := byID[m.uint(r, "THREAD_ID")]; a != nil {
@@ -406,10 +405,10 @@ func topThreads(c *client, limit int, _ *topState) (*pfscore.Result, error) {
 
 // topLost lists the *_lost counters, and the instrument errors, that are
 // not zero.
-func topLost(c *client, limit int, _ *topState) (*pfscore.Result, error) {
-	src, err := c.table("global_status", url.Values{
-		"where": {"VARIABLE_VALUE > 0"},
-		"order": {"VARIABLE_VALUE desc"},
+func topLost(t pfscore.Tables, limit int, _ *topState) (*pfscore.Result, error) {
+	src, err := t.Query("global_status", pfscore.Query{
+		Where: []string{"VARIABLE_VALUE > 0"},
+		Order: "VARIABLE_VALUE desc",
 	})
 	if err != nil {
 		return nil, err
