@@ -73,8 +73,8 @@ func WithHTTPClient(hc *http.Client) ClientOption {
 // 200 is a *ResponseError, with the status; a service that does not answer
 // is ErrUnreachable. An answer that is not the handler's (another server's
 // page, JSON of another shape or of another table) is an error that asks
-// whether the address is an otelpfs handler at all. Every error names the
-// service.
+// whether the address is an otelpfs handler at all. Every error of a
+// request names the service.
 //
 // pfscore.Tables has no context: a Client's requests end when the context
 // of WithContext ends, and in any case after its http.Client's timeout.
