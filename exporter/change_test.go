@@ -191,7 +191,7 @@ func TestCatalog(t *testing.T) {
 	if err := json.Unmarshal(r.body, &cat); err != nil {
 		t.Fatal(err)
 	}
-	want := f.s.Catalog()
+	want, _ := f.s.Catalog()
 	if len(cat.Tables) != len(want) {
 		t.Fatalf("%d tables, want %d", len(cat.Tables), len(want))
 	}

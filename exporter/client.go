@@ -57,7 +57,7 @@ func WithHTTPClient(hc *http.Client) ClientOption {
 // written against that interface reads and changes a remote schema as it
 // would a local one:
 //
-//	GET  PREFIX/catalog                 Catalog, LoadCatalog
+//	GET  PREFIX/catalog                 Catalog
 //	GET  PREFIX/tables/NAME?format=json Query (where, order, limit)
 //	POST PREFIX/tables/NAME/truncate    Truncate
 //	POST PREFIX/tables/NAME/update      Update
@@ -282,16 +282,9 @@ func tablePath(table, op string) (string, error) {
 	return p, nil
 }
 
-// Catalog lists every table of the service, in name order, or nothing if
-// the service cannot say: LoadCatalog gives the error.
-func (c *Client) Catalog() []pfscore.TableInfo {
-	cat, _ := c.LoadCatalog()
-	return cat
-}
-
-// LoadCatalog is Catalog with the error pfscore.Tables' Catalog cannot
-// return: GET PREFIX/catalog.
-func (c *Client) LoadCatalog() ([]pfscore.TableInfo, error) {
+// Catalog lists every table of the service, in name order: GET
+// PREFIX/catalog.
+func (c *Client) Catalog() ([]pfscore.TableInfo, error) {
 	a, err := c.do(http.MethodGet, "/catalog", nil, nil)
 	if err != nil {
 		return nil, c.wrap("the catalog", err)

@@ -239,9 +239,19 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) error {
 	}
 }
 
+// catalogError is the answer when the schema cannot list its tables (a
+// Tables that is itself remote): the service behind it failed.
+func catalogError(err error) error {
+	return errorf(http.StatusBadGateway, "listing the tables: %v", err)
+}
+
 // checkTable returns 404 for an unknown table.
 func (h *handler) checkTable(name string) error {
-	for _, t := range h.s.Catalog() {
+	cat, err := h.s.Catalog()
+	if err != nil {
+		return catalogError(err)
+	}
+	for _, t := range cat {
 		if t.Name == name {
 			return nil
 		}
@@ -323,8 +333,11 @@ func setContentType(w http.ResponseWriter, f format) {
 }
 
 // tableInfos lists the tables and counts their rows.
-func (h *handler) tableInfos() []TableInfo {
-	cat := h.s.Catalog()
+func (h *handler) tableInfos() ([]TableInfo, error) {
+	cat, err := h.s.Catalog()
+	if err != nil {
+		return nil, catalogError(err)
+	}
 	infos := make([]TableInfo, 0, len(cat))
 	for _, t := range cat {
 		res, err := h.s.Query(t.Name, pfscore.Query{})
@@ -333,13 +346,13 @@ func (h *handler) tableInfos() []TableInfo {
 		}
 		infos = append(infos, TableInfo{Name: t.Name, Rows: len(res.Rows), Truncatable: t.Truncatable})
 	}
-	return infos
+	return infos, nil
 }
 
 // tableLinks lists the tables without counting rows (performance_timers,
 // for one, calibrates the timers on every read), for a page's navigation.
 func (h *handler) tableLinks() []TableInfo {
-	cat := h.s.Catalog()
+	cat, _ := h.s.Catalog() // navigation only: a page without links still shows its table
 	infos := make([]TableInfo, len(cat))
 	for i, t := range cat {
 		infos[i] = TableInfo{Name: t.Name, Rows: -1}
@@ -356,7 +369,10 @@ func (h *handler) serveIndex(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	infos := h.tableInfos()
+	infos, err := h.tableInfos()
+	if err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	switch f {
 	case formatJSON:
@@ -375,8 +391,12 @@ func (h *handler) serveCatalog(w http.ResponseWriter, r *http.Request) error {
 	if err := checkParams(r.URL.Query()); err != nil {
 		return err
 	}
+	cat, err := h.s.Catalog()
+	if err != nil {
+		return catalogError(err)
+	}
 	var buf bytes.Buffer
-	err := writeCatalogJSON(&buf, h.s.Catalog())
+	err = writeCatalogJSON(&buf, cat)
 	return writeBody(w, formatJSON, &buf, err)
 }
 

@@ -13,8 +13,9 @@ import (
 // SELECT (Query), TRUNCATE, and the changes MySQL allows on its setup
 // tables as UPDATE, INSERT and DELETE. *Schema implements it.
 type Tables interface {
-	// Catalog lists every table, in name order.
-	Catalog() []TableInfo
+	// Catalog lists every table, in name order. (A remote implementation
+	// may fail to; a *Schema never does.)
+	Catalog() ([]TableInfo, error)
 	// Query returns a snapshot of a table, filtered, ordered and limited.
 	Query(table string, q Query) (*Result, error)
 	// Truncate is TRUNCATE TABLE.
@@ -62,8 +63,8 @@ type setupDef struct {
 	remove func(s *Schema, rows []Row)
 }
 
-// Catalog lists every table, in name order.
-func (s *Schema) Catalog() []TableInfo {
+// Catalog lists every table, in name order. Its error is always nil.
+func (s *Schema) Catalog() ([]TableInfo, error) {
 	var out []TableInfo
 	for _, name := range s.TableNames() {
 		t, err := lookupTable(name)
@@ -77,7 +78,7 @@ func (s *Schema) Catalog() []TableInfo {
 		}
 		out = append(out, info)
 	}
-	return out
+	return out, nil
 }
 
 // Update is UPDATE table SET set WHERE where, for the tables and columns

@@ -12,7 +12,10 @@ import (
 
 func TestCatalog(t *testing.T) {
 	s := newTestSchema(t)
-	cat := s.Catalog()
+	cat, err := s.Catalog()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(cat) != len(s.TableNames()) {
 		t.Fatalf("%d catalog entries for %d tables", len(cat), len(s.TableNames()))
 	}

@@ -109,7 +109,7 @@ func tableError(err error) error {
 
 // listTables prints the service's tables with their row counts.
 func listTables(c *exporter.Client, asJSON bool, stdout io.Writer) error {
-	cat, err := c.LoadCatalog()
+	cat, err := c.Catalog()
 	if err != nil {
 		return serviceError(err)
 	}
