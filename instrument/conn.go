@@ -331,21 +331,25 @@ func setAddress(inst *pfscore.IOInstance, a net.Addr) {
 //
 // A socket has an owner thread (socket_instances.THREAD_ID), as in MySQL,
 // where it is the thread that serves the connection: a Conn's waits are
-// attributed to its owner, which only SetThread sets. A dialed or accepted
+// attributed to its owner, which only SetThread sets, and a BoundConn's
+// (For, ForCtx) to its bound thread, the owner staying. A dialed or accepted
 // Conn has none until then: the dial's connect wait belongs to the thread
 // of its context, but the connection usually lives on in a pool after that
 // request, read and written by goroutines of its own. Give a Conn an owner
 // when one thread serves it for its whole life (a server's connection
-// handler). A Thread is driven by one goroutine at a time: a Conn read by
-// one goroutine while another writes it should have no owner, or its
-// thread loses the waits that overlap (counted in
-// Performance_schema_thread_events_lost; rows are never torn).
+// handler); bind one call to a thread (conn.ForCtx(ctx).Write(p)) when the
+// connection serves one request at a time from a pool. A Thread is driven
+// by one goroutine at a time: a Conn read by one goroutine while another
+// writes it should have no owner, or its thread loses the waits that
+// overlap (counted in Performance_schema_thread_events_lost; rows are never
+// torn).
 //
 // # Cost
 //
 // Disabled: a nil check and one atomic load over the net.Conn method, no
-// allocation. Enabled: pfscore's wait path, the owner load, and the
-// in-flight count and STATE updates (see socket); no allocation.
+// allocation. Enabled: pfscore's wait path, the owner load, the in-flight
+// count and STATE updates (see socket), and a call through a closure on the
+// stack (see socket.wait); no allocation.
 //
 // A Conn may be used by several goroutines at once, as a net.Conn may. One
 // that becomes unreachable without Close has its instance destroyed when it

@@ -55,14 +55,37 @@ func newIOSockets(t testing.TB, s *pfscore.Schema) *ioSockets {
 	return k
 }
 
-// pair dials the listener and returns both ends.
+// newIOPair returns newIOSockets on a new ioSchema(t, opts...), and a pair
+// of its connections dialed without a thread.
+func newIOPair(t testing.TB, opts ...pfscore.Option) (k *ioSockets, client, server *instrument.Conn) {
+	t.Helper()
+	k = newIOSockets(t, ioSchema(t, opts...))
+	client, server = k.pair(t, context.Background())
+	return k, client, server
+}
+
+// ioSend writes msg on from and reads it on to.
+func ioSend(t testing.TB, from, to *instrument.Conn, msg string) {
+	t.Helper()
+	if _, err := from.Write([]byte(msg)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(to, make([]byte, len(msg))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pair dials the listener and returns both ends, which the test's cleanup
+// closes (a second Close is harmless).
 func (k *ioSockets) pair(t testing.TB, ctx context.Context) (client, server *instrument.Conn) {
 	t.Helper()
 	c, err := k.client.DialContext(ctx, "tcp", k.ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c.(*instrument.Conn), <-k.accepted
+	client, server = c.(*instrument.Conn), <-k.accepted
+	t.Cleanup(func() { client.Close(); server.Close() })
+	return client, server
 }
 
 func TestConnWorkload(t *testing.T) {
@@ -142,11 +165,8 @@ func TestConnWorkload(t *testing.T) {
 }
 
 func TestConnStateAndThread(t *testing.T) {
-	s := ioSchema(t)
-	k := newIOSockets(t, s)
-	client, server := k.pair(t, context.Background())
-	defer client.Close()
-	defer server.Close()
+	k, client, server := newIOPair(t)
+	s := k.s
 
 	th := instrument.NewThread("thread/test/handler", instrument.WithSchema(s))
 	defer th.End()
@@ -181,10 +201,8 @@ func TestConnStateAndThread(t *testing.T) {
 // Close while another goroutine is blocked in Read: the reader is released,
 // its wait counted, and the instance destroyed after it.
 func TestConnCloseWhileReading(t *testing.T) {
-	s := ioSchema(t)
-	k := newIOSockets(t, s)
-	client, server := k.pair(t, context.Background())
-	defer client.Close()
+	k, _, server := newIOPair(t)
+	s := k.s
 
 	done := make(chan error)
 	go func() {
@@ -218,23 +236,18 @@ func TestConnCloseWhileReading(t *testing.T) {
 }
 
 func TestConnDisabled(t *testing.T) {
-	s := ioSchema(t)
-	k := newIOSockets(t, s)
-	client, server := k.pair(t, context.Background())
-	defer client.Close()
-	defer server.Close()
+	k, client, server := newIOPair(t)
+	s := k.s
 
 	s.UpdateInstruments("wait/io/socket/%", ioBool(false), nil)
-	client.Write([]byte("12345"))
-	io.ReadFull(server, make([]byte, 5))
+	ioSend(t, client, server, "12345")
 	ioCheck(t, "disabled client", ioRow(t, s, "socket_summary_by_instance", "EVENT_NAME", k.clientName),
 		map[string]any{"COUNT_STAR": uint64(1)}) // the connect, before
 	ioCheck(t, "disabled server", ioRow(t, s, "socket_summary_by_instance", "EVENT_NAME", k.serverName),
 		map[string]any{"COUNT_STAR": uint64(0)})
 
 	s.UpdateInstruments("wait/io/socket/%", ioBool(true), nil)
-	client.Write([]byte("12345"))
-	io.ReadFull(server, make([]byte, 5))
+	ioSend(t, client, server, "12345")
 	ioCheck(t, "enabled client", ioRow(t, s, "socket_summary_by_instance", "EVENT_NAME", k.clientName),
 		map[string]any{"COUNT_WRITE": uint64(1), "SUM_NUMBER_OF_BYTES_WRITE": uint64(5)})
 	ioCheck(t, "enabled server", ioRow(t, s, "socket_summary_by_instance", "EVENT_NAME", k.serverName),
@@ -242,18 +255,14 @@ func TestConnDisabled(t *testing.T) {
 }
 
 func TestConnSetupObjects(t *testing.T) {
-	s := ioSchema(t)
-	k := newIOSockets(t, s)
-	client, server := k.pair(t, context.Background())
-	defer client.Close()
-	defer server.Close()
+	k, client, server := newIOPair(t)
+	s := k.s
 	// The client socket's OBJECT_NAME is the address it dialed.
 	if err := s.InsertSetupObject(pfscore.SetupObjectsRow{ObjectType: pfscore.ObjectSocket,
 		ObjectSchema: "tcp", ObjectName: k.ln.Addr().String()}); err != nil {
 		t.Fatal(err)
 	}
-	client.Write([]byte("12345"))
-	io.ReadFull(server, make([]byte, 5))
+	ioSend(t, client, server, "12345")
 	ioCheck(t, "disabled object", ioRow(t, s, "socket_summary_by_instance", "EVENT_NAME", k.clientName),
 		map[string]any{"COUNT_WRITE": uint64(0)})
 	ioCheck(t, "other object", ioRow(t, s, "socket_summary_by_instance", "EVENT_NAME", k.serverName),
@@ -273,11 +282,7 @@ func TestDialFailure(t *testing.T) {
 		c.Close()
 		t.Skip("something listens on the closed port")
 	}
-	if rows := ioRows(t, s, "socket_instances", "", nil); len(rows) != 0 {
-		t.Fatalf("socket_instances after a failed dial: %v", rows)
-	}
-	ioCheck(t, "class", ioRow(t, s, "socket_summary_by_event_name", "EVENT_NAME", "wait/io/socket/test/refused"),
-		map[string]any{"COUNT_STAR": uint64(1), "COUNT_MISC": uint64(1)})
+	ioCheckFailed(t, s, "socket_instances", "socket_summary_by_event_name", "wait/io/socket/test/refused")
 }
 
 func TestConnUninstrumented(t *testing.T) {
@@ -390,19 +395,12 @@ func TestConnAllocs(t *testing.T) {
 	th := instrument.NewThread("thread/test/allocs", instrument.WithSchema(s))
 	defer th.End()
 	client, server := k.pair(t, instrument.ContextWithThread(context.Background(), th))
-	defer client.Close()
-	defer server.Close()
 	out, in := []byte("x"), make([]byte, 1)
 	ops := func() {
 		client.Write(out)
 		server.Read(in)
 	}
-	for _, on := range []bool{true, false} {
-		s.UpdateInstruments("wait/io/socket/%", ioBool(on), nil)
-		if n := testing.AllocsPerRun(100, ops); n != 0 {
-			t.Errorf("enabled=%v: %v allocations per run, want 0", on, n)
-		}
-	}
+	ioNoAllocs(t, s, "wait/io/socket/%", ops)
 }
 
 // TestConnConcurrentSafe runs several connections, each written and read by
@@ -413,10 +411,7 @@ func TestConnConcurrentSafe(t *testing.T) {
 		pfscore.WithConsumer(pfscore.ConsumerEventsWaitsHistoryLong, true))
 	k := newIOSockets(t, s)
 	const conns = 4
-	iters := 500
-	if testing.Short() {
-		iters = 50
-	}
+	iters := ioIters(500, 50)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	var sent [conns]uint64
@@ -449,31 +444,11 @@ func TestConnConcurrentSafe(t *testing.T) {
 			server.Close()
 		}()
 	}
-	done := make(chan struct{})
-	var selects sync.WaitGroup
-	selects.Add(1)
-	go func() {
-		defer selects.Done()
-		<-start
-		for {
-			for _, table := range []string{"socket_instances", "socket_summary_by_instance", "socket_summary_by_event_name",
-				"events_waits_current", "events_waits_history", "events_waits_history_long"} {
-				if _, err := s.Select(table); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-			select {
-			case <-done:
-				return
-			default:
-			}
-		}
-	}()
+	stop := ioSelectLoop(t, s, start, "socket_instances", "socket_summary_by_instance", "socket_summary_by_event_name",
+		"events_waits_current", "events_waits_history", "events_waits_history_long")
 	close(start)
 	wg.Wait()
-	close(done)
-	selects.Wait()
+	stop()
 
 	var total uint64
 	for _, n := range sent {

@@ -8,14 +8,12 @@
 //
 // # Quick start
 //
-//	var cache    = instrument.NewMutex("wait/synch/mutex/app/cache")
-//	var wal      = instrument.NewFileClass("wait/io/file/app/wal")
-//	var requests = instrument.NewThreadClass("thread/app/request")
+//	var cache = instrument.NewMutex("wait/synch/mutex/app/cache")
+//	var wal   = instrument.NewFileClass("wait/io/file/app/wal")
 //
 //	func handle(ctx context.Context, user string) {
-//		t := requests.Start(user, "") // an actor: a request
-//		defer t.End()
-//		ctx = instrument.ContextWithThread(ctx, t)
+//		ctx, t := instrument.StartThread(ctx, "thread/app/request", instrument.WithUser(user))
+//		defer t.End() // an actor: a request
 //
 //		cache.LockCtx(ctx) // a wait of this thread
 //		...
@@ -43,18 +41,75 @@
 //
 // # Threads
 //
-// Go has no goroutine-local storage, so a Thread is explicit: create one per
-// actor (a request, a worker, a connection), pass it in a context or bind it
-// to an instrument, and End it. One goroutine drives a thread at a time. An
-// instrument used without a thread still feeds the per-instance and global
-// summaries; a thread adds its current event, its history, and the
+// Go has no goroutine-local storage, so a Thread is explicit: start one per
+// actor (a request, a worker, a connection), carry it in a context or bind
+// it to an instrument, and End it. One goroutine drives a thread at a time.
+// An instrument used without a thread still feeds the per-instance and
+// global summaries; a thread adds its current event, its history, and the
 // per-thread, per-account, per-user and per-host summaries.
 //
-// Three ways to attribute a wait to a thread:
+// # The shape of every instrument
+//
+// Every instrument follows the same rules (and the stages and statements
+// to come will):
+//
+//   - Constructors take the name first, then what the instrument needs,
+//     then options: NewMutex(name, opts...), NewCond(name, l, opts...),
+//     NewFileClass(name, opts...), NewThread(name, opts...). A type that
+//     may be declared as a value (a struct field) has an Init method with
+//     the same parameters: (*Mutex).Init(name, opts...), (*Cond).Init(name,
+//     l, opts...). A bad name gives a working, uninstrumented object (see
+//     Names).
+//   - Options are typed by what they configure, so that an option a
+//     constructor would ignore does not compile: an Option configures an
+//     instrument (WithSource), a ThreadOption a thread (WithUser, WithHost),
+//     a ThreadClassOption a thread class; WithSchema and WithDocumentation
+//     are all three.
+//   - A method without a context or a bound thread attributes its wait to
+//     no thread (a socket's, to its owner: see below); the global and
+//     per-instance summaries count it all the same.
+//   - Every call that waits has a Ctx variant, which takes a
+//     context.Context as its first parameter, as Go's APIs do, and
+//     attributes the wait to the thread the context carries: LockCtx,
+//     TryLockCtx, RLockCtx, TryRLockCtx, WaitCtx, OpenCtx, CreateCtx,
+//     OpenFileCtx, RemoveCtx, StartIdleCtx, and DialContext (net's name).
+//     The exceptions are the methods of File, Conn and Listener, which keep
+//     the signatures of *os.File, net.Conn and net.Listener so that they fit
+//     io's and net's interfaces: a File's or Conn's take their thread from
+//     For or ForCtx, a Listener's from its owner. A Ctx variant reads only
+//     the thread: it does not return early when the context is done, unless
+//     the call it wraps takes a context itself (DialContext).
+//   - Every instrument whose methods wait has For(t) and ForCtx(ctx): a
+//     small bound value (BoundMutex, BoundRWMutex, BoundCond, BoundFile,
+//     BoundConn) whose methods are the instrument's, attributed to the
+//     thread; binding allocates nothing. It is the way for the methods
+//     whose signature an interface fixes (io.Writer's Write, sync.Locker's
+//     Lock), and for several calls on one thread:
+//     fmt.Fprintf(f.ForCtx(ctx), …).
+//   - A thread starts with StartThread(ctx, name, opts...), or
+//     ThreadClass.StartCtx(ctx, user, host) for one class started often,
+//     which return a copy of ctx that carries the new thread, and the
+//     thread, as OpenTelemetry's tracer.Start returns a span; it ends with
+//     t.End(), deferred. NewThread and ThreadClass.Start return the thread
+//     alone, for ContextWithThread or For.
+//   - A nil *Thread is valid everywhere and means "no thread": a thread
+//     that cannot start (a bad name, a full thread table) is nil, and the
+//     context StartThread returns then carries no thread.
+//
+// In short, four ways to attribute a wait to a thread:
 //
 //	m.LockCtx(ctx)        the thread in ctx (a context lookup per call)
 //	m.For(t).Lock()       a bound handle: a small value, no allocation
+//	m.ForCtx(ctx).Lock()  a handle bound to the thread in ctx
 //	conn.SetThread(t)     sockets: the owner thread, as socket_instances has it
+//
+// A socket (Conn, Listener) has an owner thread, as in MySQL: the thread
+// that serves the connection, socket_instances.THREAD_ID, set by
+// SetThread. Its unbound methods attribute their waits to the owner, if
+// any: a Listener's accept loop runs on one goroutine for the listener's
+// life, and takes its thread that way. Conn.For and Conn.ForCtx attribute a
+// call's wait to another thread (a pooled connection used by one request)
+// without changing the owner.
 //
 // # Switching at run time
 //

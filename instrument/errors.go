@@ -3,12 +3,13 @@ package instrument
 // Errors: an instrument that cannot be registered is reported, never fatal.
 //
 // A constructor (NewMutex, NewRWMutex, NewCond, Mutex.Init, RWMutex.Init,
-// NewFileClass, NewSocketClass, NewThreadClass, NewThread) whose name is
-// malformed, names another kind of instrument (a cond name given to
-// NewMutex), or finds the schema's class table full still returns a working
-// object, uninstrumented: the instrumentation never stops the service. What
-// went wrong goes to the error handler, as OpenTelemetry Go's otel.Handle
-// does, and counts in the schema's global_status variable
+// Cond.Init, NewFileClass, NewSocketClass, NewThreadClass, NewThread,
+// StartThread) whose name is malformed, names another kind of instrument (a
+// cond name given to NewMutex), or finds the schema's class table full still
+// returns a working object, uninstrumented (a thread: nil): the
+// instrumentation never stops the service. What went wrong goes to the
+// error handler, as OpenTelemetry Go's otel.Handle does, and counts in the
+// schema's global_status variable
 // Performance_schema_instrument_errors (see pfscore.Schema.CountInstrumentError).
 
 import (

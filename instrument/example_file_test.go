@@ -1,6 +1,7 @@
 package instrument_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -84,4 +85,41 @@ func ExampleFile_For() {
 	}
 	// Output:
 	// wait/io/file/app/data write 4 FILE
+}
+
+// The …Ctx calls and ForCtx attribute a file's waits to the thread a
+// context carries: CreateCtx for the open, ForCtx for the writes (as an
+// io.Writer, where a method has no room for a context).
+func ExampleFile_ForCtx() {
+	s, _ := pfscore.New(pfscore.WithoutEnvironment(),
+		pfscore.WithConsumer(pfscore.ConsumerEventsWaitsCurrent, true),
+		pfscore.WithConsumer(pfscore.ConsumerEventsWaitsHistory, true))
+	logs := instrument.NewFileClass("wait/io/file/app/log", instrument.WithSchema(s))
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+
+	ctx, t := instrument.StartThread(context.Background(), "thread/app/request", instrument.WithSchema(s))
+	defer t.End()
+	f, err := logs.CreateCtx(ctx, filepath.Join(dir, "access.log"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Fprintf(f.ForCtx(ctx), "GET %s %d\n", "/", 200)
+	f.ForCtx(ctx).Close()
+
+	for _, e := range s.EventsWaitsHistory() {
+		if e.ThreadID != t.ID() {
+			continue
+		}
+		if e.HasBytes { // NUMBER_OF_BYTES is NULL but for reads and writes
+			fmt.Println(e.EventName, e.Operation, filepath.Base(e.ObjectName), e.NumberOfBytes)
+		} else {
+			fmt.Println(e.EventName, e.Operation, filepath.Base(e.ObjectName))
+		}
+	}
+	// Output:
+	// wait/io/file/app/log create access.log
+	// wait/io/file/app/log write access.log 10
+	// wait/io/file/app/log close access.log
 }

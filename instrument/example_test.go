@@ -28,9 +28,9 @@ func Example() {
 	defer os.RemoveAll(dir)
 
 	// One request, on one thread, carried in its context.
-	t := instrument.NewThread("thread/app/request", in, instrument.WithUser("alice"), instrument.WithHost("10.0.0.7"))
+	ctx, t := instrument.StartThread(context.Background(), "thread/app/request", in,
+		instrument.WithUser("alice"), instrument.WithHost("10.0.0.7"))
 	defer t.End()
-	ctx := instrument.ContextWithThread(context.Background(), t)
 
 	cache.LockCtx(ctx)
 	cache.Unlock()

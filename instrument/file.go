@@ -296,10 +296,12 @@ func (f *File) ForCtx(ctx context.Context) BoundFile { return BoundFile{f, Threa
 
 // Each operation below is three functions: the File method and the
 // BoundFile method, which run the operation directly if the class is off (a
-// nil check and an atomic load), and otherwise call a function of both, with
-// the thread (none, or the bound one), that runs the operation in a closure
-// through f.wait: every recorded operation of a file or socket has the one
-// body of ioWait. The closure does not escape: it lives on the stack.
+// nil check and an atomic load), and otherwise call a function of both with
+// the thread (none, or the bound one). That function runs the operation in a
+// closure through f.wait, so that every recorded operation of a file or
+// socket has the one body of ioWait; the closure lives on the stack (it does
+// not escape), and the function is kept out of line so that its larger
+// frame is not the disabled path's.
 
 // wait runs call, an operation of kind op on the file, as a wait attributed
 // to t, unless f is closed or its instance (setup_objects) is off. call

@@ -35,21 +35,10 @@ func ioSchema(t testing.TB, opts ...pfscore.Option) *pfscore.Schema {
 // equals val (all rows if col is "").
 func ioRows(t testing.TB, s *pfscore.Schema, table, col string, val any) []map[string]any {
 	t.Helper()
-	res, err := s.Select(table)
-	if err != nil {
-		t.Fatal(err)
+	if col == "" {
+		return instrument.RowsWhere(t, s, table)
 	}
-	var out []map[string]any
-	for _, r := range res.Rows {
-		m := make(map[string]any, len(r))
-		for i, c := range res.Columns {
-			m[c.Name] = r[i]
-		}
-		if col == "" || m[col] == val {
-			out = append(out, m)
-		}
-	}
-	return out
+	return instrument.RowsWhere(t, s, table, col, val)
 }
 
 // ioRow returns the one row of table whose column col equals val.
@@ -73,6 +62,68 @@ func ioCheck(t testing.TB, what string, row map[string]any, want map[string]any)
 }
 
 func ioBool(b bool) *bool { return &b }
+
+// ioCheckFailed checks what a failed open or dial of the class name leaves:
+// no row in the instances table, and one MISC wait in the summary table.
+func ioCheckFailed(t testing.TB, s *pfscore.Schema, instances, summary, name string) {
+	t.Helper()
+	if rows := ioRows(t, s, instances, "", nil); len(rows) != 0 {
+		t.Fatalf("%s after a failure: %v", instances, rows)
+	}
+	ioCheck(t, summary, ioRow(t, s, summary, "EVENT_NAME", name),
+		map[string]any{"COUNT_STAR": uint64(1), "COUNT_MISC": uint64(1)})
+}
+
+// ioIters returns long, or short under -short: the rounds of a stress test.
+func ioIters(long, short int) int {
+	if testing.Short() {
+		return short
+	}
+	return long
+}
+
+// ioNoAllocs checks that ops allocates nothing, with the classes that match
+// pattern enabled and disabled.
+func ioNoAllocs(t *testing.T, s *pfscore.Schema, pattern string, ops func()) {
+	t.Helper()
+	for _, on := range []bool{true, false} {
+		s.UpdateInstruments(pattern, ioBool(on), nil)
+		if n := testing.AllocsPerRun(100, ops); n != 0 {
+			t.Errorf("enabled=%v: %v allocations per run, want 0", on, n)
+		}
+	}
+}
+
+// ioSelectLoop selects the tables of s over and over, as a reader of the
+// tables would, from when start closes until the returned stop is called;
+// stop waits for the last select.
+func ioSelectLoop(t testing.TB, s *pfscore.Schema, start <-chan struct{}, tables ...string) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-start:
+		case <-done:
+			return
+		}
+		for {
+			for _, table := range tables {
+				if _, err := s.Select(table); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
 
 func TestFileWorkload(t *testing.T) {
 	s := ioSchema(t)
@@ -310,11 +361,7 @@ func TestFileFailedOpen(t *testing.T) {
 	if _, err := class.Open(filepath.Join(t.TempDir(), "missing")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("Open(missing) = %v", err)
 	}
-	if rows := ioRows(t, s, "file_instances", "", nil); len(rows) != 0 {
-		t.Fatalf("file_instances after a failed open: %v", rows)
-	}
-	ioCheck(t, "by event name", ioRow(t, s, "file_summary_by_event_name", "EVENT_NAME", "wait/io/file/test/cfg"),
-		map[string]any{"COUNT_STAR": uint64(1), "COUNT_MISC": uint64(1)})
+	ioCheckFailed(t, s, "file_instances", "file_summary_by_event_name", "wait/io/file/test/cfg")
 }
 
 func TestFileSetupObjects(t *testing.T) {
@@ -546,12 +593,7 @@ func TestFileAllocs(t *testing.T) {
 		b.Truncate(0)
 		f.Sync()
 	}
-	for _, on := range []bool{true, false} {
-		s.UpdateInstruments("wait/io/file/%", ioBool(on), nil)
-		if n := testing.AllocsPerRun(100, ops); n != 0 {
-			t.Errorf("enabled=%v: %v allocations per run, want 0", on, n)
-		}
-	}
+	ioNoAllocs(t, s, "wait/io/file/%", ops)
 }
 
 // TestFileConcurrentSafe runs writers and readers on one file while a reader
@@ -567,12 +609,8 @@ func TestFileConcurrentSafe(t *testing.T) {
 		t.Fatal(err)
 	}
 	const workers = 4
-	iters := 2000
-	if testing.Short() {
-		iters = 200
-	}
+	iters := ioIters(2000, 200)
 	start := make(chan struct{})
-	done := make(chan struct{})
 	var wg sync.WaitGroup
 	var reads, readBytes, writes, writeBytes [workers]uint64
 	for w := range workers {
@@ -598,31 +636,12 @@ func TestFileConcurrentSafe(t *testing.T) {
 			}
 		}()
 	}
-	var selects sync.WaitGroup
-	selects.Add(1)
-	go func() {
-		defer selects.Done()
-		<-start
-		for {
-			for _, table := range []string{"file_instances", "file_summary_by_instance", "file_summary_by_event_name",
-				"events_waits_current", "events_waits_history", "events_waits_history_long",
-				"events_waits_summary_by_thread_by_event_name"} {
-				if _, err := s.Select(table); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-			select {
-			case <-done:
-				return
-			default:
-			}
-		}
-	}()
+	stop := ioSelectLoop(t, s, start, "file_instances", "file_summary_by_instance", "file_summary_by_event_name",
+		"events_waits_current", "events_waits_history", "events_waits_history_long",
+		"events_waits_summary_by_thread_by_event_name")
 	close(start)
 	wg.Wait()
-	close(done)
-	selects.Wait()
+	stop()
 	f.Close()
 
 	var want struct{ reads, readBytes, writes, writeBytes uint64 }

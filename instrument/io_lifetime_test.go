@@ -2,7 +2,6 @@ package instrument_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"net"
 	"os"
@@ -23,11 +22,8 @@ import (
 // SetThread while a Read is in flight: when the read ends, THREAD_ID stays
 // the new owner (the read must not write back the thread it started with).
 func TestSetThreadDuringRead(t *testing.T) {
-	s := ioSchema(t)
-	k := newIOSockets(t, s)
-	client, server := k.pair(t, context.Background())
-	defer client.Close()
-	defer server.Close()
+	k, client, server := newIOPair(t)
+	s := k.s
 	th := instrument.NewThread("thread/test/handler", instrument.WithSchema(s))
 	defer th.End()
 

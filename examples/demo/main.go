@@ -182,9 +182,8 @@ var users = []struct{ user, host string }{{"alice", "10.0.0.7"}, {"bob", "10.0.0
 // connection handler would be.
 func (svc *service) worker(ctx context.Context, id int) {
 	u := users[id%len(users)]
-	t := instrument.NewThread("thread/demo/worker", instrument.WithUser(u.user), instrument.WithHost(u.host))
+	ctx, t := instrument.StartThread(ctx, "thread/demo/worker", instrument.WithUser(u.user), instrument.WithHost(u.host))
 	defer t.End()
-	ctx = instrument.ContextWithThread(ctx, t)
 
 	conn, err := svc.client.DialContext(ctx, "tcp", svc.echo.Addr().String())
 	if err != nil {
@@ -195,7 +194,7 @@ func (svc *service) worker(ctx context.Context, id int) {
 	rnd := rand.New(rand.NewPCG(uint64(id), 7))
 	for n := 0; ctx.Err() == nil; n++ {
 		// Idle: waiting for the next request.
-		iw := instrument.StartIdle(t)
+		iw := instrument.StartIdleCtx(ctx)
 		time.Sleep(time.Duration(1+rnd.IntN(3)) * time.Millisecond)
 		iw.End()
 
