@@ -258,8 +258,8 @@ func TestConnSetupObjects(t *testing.T) {
 	k, client, server := newIOPair(t)
 	s := k.s
 	// The client socket's OBJECT_NAME is the address it dialed.
-	if err := s.InsertSetupObject(pfscore.SetupObjectsRow{ObjectType: pfscore.ObjectSocket,
-		ObjectSchema: "tcp", ObjectName: k.ln.Addr().String()}); err != nil {
+	if err := s.Insert("setup_objects", map[string]pfscore.Value{"OBJECT_TYPE": "SOCKET",
+		"OBJECT_SCHEMA": "tcp", "OBJECT_NAME": k.ln.Addr().String(), "ENABLED": "NO", "TIMED": "NO"}); err != nil {
 		t.Fatal(err)
 	}
 	ioSend(t, client, server, "12345")

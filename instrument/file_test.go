@@ -379,7 +379,7 @@ func TestFileSetupObjects(t *testing.T) {
 	}
 	defer lf.Close()
 
-	if err := s.InsertSetupObject(pfscore.SetupObjectsRow{ObjectType: pfscore.ObjectFile, ObjectSchema: quiet, ObjectName: "%"}); err != nil {
+	if err := s.Insert("setup_objects", map[string]pfscore.Value{"OBJECT_TYPE": "FILE", "OBJECT_SCHEMA": quiet, "ENABLED": "NO", "TIMED": "NO"}); err != nil {
 		t.Fatal(err)
 	}
 	qf.Write([]byte("12345"))
@@ -390,7 +390,10 @@ func TestFileSetupObjects(t *testing.T) {
 		map[string]any{"COUNT_WRITE": uint64(1), "SUM_NUMBER_OF_BYTES_WRITE": uint64(5)})
 
 	// Enabled again, the open file counts at once.
-	s.UpdateSetupObjects(pfscore.ObjectFile, quiet, "%", ioBool(true), ioBool(true))
+	if _, err := s.Update("setup_objects", []string{"OBJECT_TYPE = 'FILE'", "OBJECT_SCHEMA = " + pfscore.QuoteString(quiet)},
+		map[string]pfscore.Value{"ENABLED": "YES", "TIMED": "YES"}); err != nil {
+		t.Fatal(err)
+	}
 	qf.Write([]byte("12345"))
 	ioCheck(t, "re-enabled directory", ioRow(t, s, "file_summary_by_instance", "FILE_NAME", qf.Name()),
 		map[string]any{"COUNT_WRITE": uint64(1), "SUM_NUMBER_OF_BYTES_WRITE": uint64(5)})

@@ -83,8 +83,6 @@ func setFlag(f *bool, v *bool) {
 	}
 }
 
-func matchKey(want, have string) bool { return want == "" || want == have }
-
 // lookupActor decides INSTRUMENTED and HISTORY of a thread of user@host, as
 // MySQL does: the first row matching (user, host), (user, '%'), ('%', host),
 // ('%', '%'), with ROLE '%'; no row means neither.

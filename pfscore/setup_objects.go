@@ -69,9 +69,9 @@ func (s *Schema) SetupObjects() []SetupObjectsRow {
 	return append([]SetupObjectsRow(nil), *s.objects.Load()...)
 }
 
-// InsertSetupObject is INSERT INTO setup_objects; empty OBJECT_SCHEMA or
+// insertSetupObject is INSERT INTO setup_objects; empty OBJECT_SCHEMA or
 // OBJECT_NAME mean '%'. It fails with ErrDuplicateRow if the key exists.
-func (s *Schema) InsertSetupObject(r SetupObjectsRow) error {
+func (s *Schema) insertSetupObject(r SetupObjectsRow) error {
 	if r.ObjectType == 0 || r.ObjectType >= numObjectTypes {
 		return fmt.Errorf("%w: OBJECT_TYPE %d", ErrBadValue, r.ObjectType)
 	}
@@ -91,13 +91,8 @@ func (s *Schema) InsertSetupObject(r SetupObjectsRow) error {
 	return err
 }
 
-// UpdateSetupObjects is UPDATE setup_objects SET ENABLED=…, TIMED=… WHERE
-// OBJECT_TYPE=typ AND OBJECT_SCHEMA=schema AND OBJECT_NAME=name; a zero typ
-// or empty string matches any value. It returns the number of rows changed.
-func (s *Schema) UpdateSetupObjects(typ ObjectType, schema, name string, enabled, timed *bool) int {
-	return s.updateObjects(objectMatch(typ, schema, name), enabled, timed)
-}
-
+// updateObjects sets ENABLED and TIMED, where not nil, of the rows match
+// selects, and returns how many.
 func (s *Schema) updateObjects(match func(*SetupObjectsRow) bool, enabled, timed *bool) int {
 	n := rowsUpdate(s, &s.objects, match, func(r *SetupObjectsRow) {
 		setFlag(&r.Enabled, enabled)
@@ -107,6 +102,7 @@ func (s *Schema) updateObjects(match func(*SetupObjectsRow) bool, enabled, timed
 	return n
 }
 
+// deleteObjects deletes the rows match selects and returns how many.
 func (s *Schema) deleteObjects(match func(*SetupObjectsRow) bool) int {
 	n := rowsDelete(s, &s.objects, match)
 	s.objectsVersion.Add(1)
@@ -118,14 +114,6 @@ func (s *Schema) deleteObjects(match func(*SetupObjectsRow) bool) int {
 func (s *Schema) truncateSetupObjects() {
 	rowsTruncate(s, &s.objects)
 	s.objectsVersion.Add(1)
-}
-
-// objectMatch selects the rows with the given key; a zero typ or "" matches
-// any value.
-func objectMatch(typ ObjectType, schema, name string) func(*SetupObjectsRow) bool {
-	return func(r *SetupObjectsRow) bool {
-		return (typ == 0 || typ == r.ObjectType) && matchKey(schema, r.ObjectSchema) && matchKey(name, r.ObjectName)
-	}
 }
 
 // lookupObject decides ENABLED and TIMED for an object, as MySQL does: the

@@ -269,10 +269,10 @@ func TestSetupObjects(t *testing.T) {
 		t.Errorf("MySQL's default disables the mysql schema")
 	}
 	v0 := s.objectsVersion.Load()
-	if err := s.InsertSetupObject(SetupObjectsRow{ObjectType: ObjectFile, ObjectSchema: "/tmp", Enabled: true, Timed: false}); err != nil {
+	if err := s.insertSetupObject(SetupObjectsRow{ObjectType: ObjectFile, ObjectSchema: "/tmp", Enabled: true, Timed: false}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.InsertSetupObject(SetupObjectsRow{ObjectType: ObjectFile, ObjectSchema: "/tmp", ObjectName: "hot.db", Enabled: false}); err != nil {
+	if err := s.insertSetupObject(SetupObjectsRow{ObjectType: ObjectFile, ObjectSchema: "/tmp", ObjectName: "hot.db", Enabled: false}); err != nil {
 		t.Fatal(err)
 	}
 	if s.objectsVersion.Load() == v0 {
@@ -290,7 +290,7 @@ func TestSetupObjects(t *testing.T) {
 			t.Errorf("%s/%s: %v %v, want %v %v", tc.schema, tc.name, en, timed, tc.en, tc.timed)
 		}
 	}
-	if err := s.InsertSetupObject(SetupObjectsRow{ObjectType: ObjectFile, ObjectSchema: "/tmp"}); !errors.Is(err, ErrDuplicateRow) {
+	if err := s.insertSetupObject(SetupObjectsRow{ObjectType: ObjectFile, ObjectSchema: "/tmp"}); !errors.Is(err, ErrDuplicateRow) {
 		t.Errorf("duplicate: %v", err)
 	}
 	if _, err := ParseObjectType("VIEW"); !errors.Is(err, ErrBadValue) {

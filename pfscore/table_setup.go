@@ -143,7 +143,7 @@ func init() {
 				return err
 			}
 			r.Enabled, r.Timed = orTrue(enabled), orTrue(timed) // MySQL's defaults
-			return s.InsertSetupObject(r)
+			return s.insertSetupObject(r)
 		},
 		remove: func(s *Schema, rows []Row) { s.deleteObjects(objectKey(rows)) },
 	}
