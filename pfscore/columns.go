@@ -120,7 +120,7 @@ func makePlan(t reflect.Type) (*rowPlan, error) {
 		return nil, fmt.Errorf("row type %v is not a struct", t)
 	}
 	p := &rowPlan{typ: t}
-	if err := p.add(t, nil); err != nil {
+	if err := walkTagged(t, nil, p.add); err != nil {
 		return nil, fmt.Errorf("row type %v: %w", t, err)
 	}
 	seen := map[string]bool{}
@@ -135,44 +135,56 @@ func makePlan(t reflect.Type) (*rowPlan, error) {
 
 var stringerType = reflect.TypeFor[fmt.Stringer]()
 
-func (p *rowPlan) add(t reflect.Type, prefix []int) error {
+// walkTagged calls fn, in order, for each field of struct t (at index path
+// prefix in the row) that has a pfs tag; an untagged embedded struct
+// contributes its fields in place. fn gets the struct that declares the
+// field, the field's index path in the row, and the tag.
+func walkTagged(t reflect.Type, prefix []int, fn func(owner reflect.Type, index []int, f reflect.StructField, tag string) error) error {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		index := append(append([]int(nil), prefix...), i)
 		tag, ok := f.Tag.Lookup("pfs")
 		if !ok {
 			if f.Anonymous && f.Type.Kind() == reflect.Struct {
-				if err := p.add(f.Type, index); err != nil {
+				if err := walkTagged(f.Type, index, fn); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		col, fp, validName, err := parseTag(f, tag)
-		if err != nil {
+		if err := fn(t, index, f, tag); err != nil {
 			return err
 		}
-		if f.Type == reflect.TypeFor[struct{}]() {
-			fp.index = nil
-		} else {
-			fp.index = index
-			fp.offset = offsetOf(p.typ, index)
-			conv, typ, err := converter(f.Type, col.Type == ColPicos)
-			if err != nil {
-				return fmt.Errorf("field %s: %w", f.Name, err)
-			}
-			fp.conv, col.Type = conv, typ
-		}
-		if validName != "" {
-			vf, ok := t.FieldByName(validName)
-			if !ok || vf.Type.Kind() != reflect.Bool {
-				return fmt.Errorf("field %s: valid=%s is not a bool field", f.Name, validName)
-			}
-			fp.valid, fp.hasV = offsetOf(p.typ, append(append([]int(nil), prefix...), vf.Index...)), true
-		}
-		p.cols = append(p.cols, col)
-		p.fields = append(p.fields, fp)
 	}
+	return nil
+}
+
+func (p *rowPlan) add(owner reflect.Type, index []int, f reflect.StructField, tag string) error {
+	col, fp, validName, err := parseTag(f, tag)
+	if err != nil {
+		return err
+	}
+	if f.Type == reflect.TypeFor[struct{}]() {
+		fp.index = nil
+	} else {
+		fp.index = index
+		fp.offset = offsetOf(p.typ, index)
+		conv, typ, err := converter(f.Type, col.Type == ColPicos)
+		if err != nil {
+			return fmt.Errorf("field %s: %w", f.Name, err)
+		}
+		fp.conv, col.Type = conv, typ
+	}
+	if validName != "" {
+		vf, ok := owner.FieldByName(validName)
+		if !ok || vf.Type.Kind() != reflect.Bool {
+			return fmt.Errorf("field %s: valid=%s is not a bool field", f.Name, validName)
+		}
+		prefix := index[:len(index)-1]
+		fp.valid, fp.hasV = offsetOf(p.typ, append(append([]int(nil), prefix...), vf.Index...)), true
+	}
+	p.cols = append(p.cols, col)
+	p.fields = append(p.fields, fp)
 	return nil
 }
 

@@ -30,8 +30,8 @@ func Scan[R any](res *Result) ([]R, error) {
 	if t.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("pfs: Scan into %v: not a struct", t)
 	}
-	var fields []scanField
-	if err := scanFields(t, nil, &fields); err != nil {
+	fields, err := scanFields(t)
+	if err != nil {
 		return nil, fmt.Errorf("pfs: Scan into %v: %w", t, err)
 	}
 	for i := range fields {
@@ -72,29 +72,21 @@ type scanField struct {
 	enum  map[string]uint64 // for an enumeration type: its values by String
 }
 
-func scanFields(t reflect.Type, prefix []int, out *[]scanField) error {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		index := append(append([]int(nil), prefix...), i)
-		tag, ok := f.Tag.Lookup("pfs")
-		if !ok {
-			if f.Anonymous && f.Type.Kind() == reflect.Struct {
-				if err := scanFields(f.Type, index, out); err != nil {
-					return err
-				}
-			}
-			continue
-		}
+// scanFields returns the tagged fields of row type t, exported ones only.
+func scanFields(t reflect.Type) ([]scanField, error) {
+	var out []scanField
+	err := walkTagged(t, nil, func(_ reflect.Type, index []int, f reflect.StructField, tag string) error {
 		if !f.IsExported() {
-			continue
+			return nil
 		}
 		name, _, _ := strings.Cut(tag, ",")
 		if name == "" {
 			return fmt.Errorf("field %s: empty column name", f.Name)
 		}
-		*out = append(*out, scanField{name: name, index: index})
-	}
-	return nil
+		out = append(out, scanField{name: name, index: index})
+		return nil
+	})
+	return out, err
 }
 
 // enumValues returns, for an enumeration type (a one-byte unsigned integer
