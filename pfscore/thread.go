@@ -75,9 +75,11 @@ type threadCore struct {
 	//	owner | seq<<2 | ended  the thread ended: nothing writes any more
 	//	0                       not yet handed to a thread
 	//
-	// owner is the storage's generation (how many threads it has served,
-	// mod 2^24) in the top bits; each Thread handle keeps the one it was
-	// given (Thread.owner). seq counts the write sections completed, mod
+	// owner is the storage's generation (how many threads it has served) in
+	// the top 24 bits; each Thread handle keeps the one it was given
+	// (Thread.owner). A generation is never given out twice: storage that
+	// served 2^24-1 threads is retired (see putCore), so a handle whose
+	// thread ended never again matches its storage's guard. seq counts the write sections completed, mod
 	// 2^38.
 	//
 	// A write section (enter ... leave) starts with a compare-and-swap from
@@ -187,10 +189,7 @@ func (s *Schema) NewThread(class *Class, opt ThreadOptions) *Thread {
 	if n := len(s.Classes()); len(*c.stats.Load()) < n {
 		c.growStats(s, n-1)
 	}
-	c.gen = (c.gen + 1<<genShift) & genMask
-	if c.gen == 0 { // 0 is "not yet handed to a thread"
-		c.gen = 1 << genShift
-	}
+	c.gen += 1 << genShift // below genMask: putCore retires storage that reached it
 	t := &Thread{threadCore: c, s: s, id: s.threadIDs.Add(1), owner: c.gen, class: class,
 		user: opt.User, host: opt.Host, start: hwclock.Nanosecond.Now()}
 	rec.Value.id.Set(t.id)
@@ -255,7 +254,17 @@ func (s *Schema) takeCore() *threadCore {
 const maxFreeCores = 1024
 
 // putCore keeps an ended thread's storage for a later thread.
+//
+// Storage whose owner generation reached its last value is not kept: the
+// next thread would take generation 0, "not yet handed out", and then
+// generations an ended thread's handle may still hold. Retired, it stays
+// with whatever stale handles point at it, ended for good, and the garbage
+// collector takes it once they are gone. (Once per 2^24-1 threads of one
+// storage, so the free list's reuse costs nothing that matters.)
 func (s *Schema) putCore(c *threadCore) {
+	if c.gen == genMask {
+		return
+	}
 	s.coresMu.Lock()
 	if len(s.freeCores) < maxFreeCores {
 		s.freeCores = append(s.freeCores, c)

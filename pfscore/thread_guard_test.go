@@ -279,8 +279,9 @@ func TestTruncateResetsExtremes(t *testing.T) {
 
 // TestGuardWords checks the guard word's arithmetic at its edges: a section
 // advances the sequence and keeps the owner, the sequence wraps without
-// carrying into the owner, and the owner of reused storage wraps past 0
-// ("not yet handed to a thread") to 1.
+// carrying into the owner, and storage whose generation reached its last
+// value is retired rather than given out again, so an owner never repeats:
+// a wait in flight when its thread ended writes nothing, even then.
 func TestGuardWords(t *testing.T) {
 	f := newFixture(t)
 	x := f.s.NewThread(f.thread, ThreadOptions{})
@@ -307,14 +308,26 @@ func TestGuardWords(t *testing.T) {
 		t.Fatalf("after the wrap guard = %#x, want the owner %#x with sequence 0", got, x.owner)
 	}
 
-	x.gen = genMask // storage that served 2^24-1 threads
 	x.End()
+	// The storage has served 2^24-2 threads more: the next one takes its
+	// last generation.
+	x.gen = genMask - 1<<genShift
 	y := f.s.NewThread(f.thread, ThreadOptions{})
-	if y.threadCore != x.threadCore {
-		t.Fatal("Y did not take X's storage; the test needs it to")
+	if y.threadCore != x.threadCore || y.owner != genMask {
+		t.Fatalf("Y took storage %p owner %#x; want X's %p, owner %#x", y.threadCore, y.owner, x.threadCore, uint64(genMask))
 	}
-	if y.owner != 1<<genShift || y.guard.Load() != y.owner {
-		t.Fatalf("owner after the wrap = %#x (guard %#x), want %#x", y.owner, y.guard.Load(), uint64(1<<genShift))
+	var w WaitState
+	if !f.m.BeginWait(&w, y, OpLock) {
+		t.Fatal("class off")
 	}
-	y.End()
+	y.End() // another goroutine ends Y while its wait is in flight
+	z := f.s.NewThread(f.thread, ThreadOptions{})
+	defer z.End()
+	if z.threadCore == y.threadCore {
+		t.Fatalf("storage at its last generation was given out again (owner %#x)", z.owner)
+	}
+	w.EndWait(-1) // the stale event ends
+	if n := count(t, f.s, "events_waits_summary_by_thread_by_event_name", map[string]Value{"THREAD_ID": z.ID(), "EVENT_NAME": f.mutex.Name()}); n != 0 {
+		t.Errorf("Z never waited, but by_thread shows COUNT_STAR %d", n)
+	}
 }
