@@ -113,7 +113,9 @@
 // (the global summary: all; a by-instance summary: the instance rows of
 // the by-event-name summaries, which MySQL computes from the instances);
 // accounts, users and hosts, and their summaries, lose their rows without
-// connections. It is done on the reader's side (ring bases, summary
+// connections, and truncating accounts, users or hosts truncates the
+// summaries that depend on them (by thread and by account; by user or by
+// host) and removes the accounts without connections. It is done on the reader's side (ring bases, summary
 // baselines, an epoch per record group that MIN and MAX carry) and never
 // touches a record, so it costs the provider one comparison.
 //

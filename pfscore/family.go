@@ -189,10 +189,21 @@ type eventFamily[V any, S statistics[S, V]] struct {
 	actor  func(r *actorRow, n int, tag uint64) []S
 }
 
+// familyTables are the names of a family's actor summaries, which TRUNCATE
+// of accounts, users and hosts truncate too.
+type familyTables struct {
+	byAccount, byUser, byHost string
+}
+
+// families lists every family's tables; filled by defineFamily.
+var families []familyTables
+
 // defineFamily defines the five tables of family f. TRUNCATE cascades as in
 // MySQL: global truncates all five; by_host and by_user truncate by_account
 // and by_thread; by_account truncates by_thread; and truncating an actor
-// table removes its rows without live threads.
+// table removes its rows without live threads. TRUNCATE of the connection
+// tables (accounts, users, hosts) truncates the family's tables that depend
+// on them (see truncateConnections).
 func defineFamily[V any, S statistics[S, V]](f eventFamily[V, S]) {
 	var (
 		global   = f.prefix + "_global_by_event_name"
@@ -201,6 +212,7 @@ func defineFamily[V any, S statistics[S, V]](f eventFamily[V, S]) {
 		byUser   = f.prefix + "_by_user_by_event_name"
 		byHost   = f.prefix + "_by_host_by_event_name"
 	)
+	families = append(families, familyTables{byAcct, byUser, byHost})
 	defineSummary(global, f.groups, []string{byThread, byAcct, byUser, byHost},
 		func(s *Schema) []sumEntry[ByEventName, S] {
 			// One load of the class list sizes and indexes everything: a

@@ -312,7 +312,7 @@ func TestReviewStressActorsThreadsTruncate(t *testing.T) {
 		sThread = "events_waits_summary_by_thread_by_event_name"
 	)
 	affects := map[string][]string{
-		"accounts": {sAcct}, "users": {sUser}, "hosts": {sHost},
+		"accounts": {sAcct, sThread}, "users": {sUser, sAcct, sThread}, "hosts": {sHost, sAcct, sThread},
 		sAcct: {sAcct, sThread}, sUser: {sUser, sAcct, sThread}, sHost: {sHost, sAcct, sThread},
 		sGlobal: {sGlobal, sAcct, sUser, sHost, sThread}, sThread: {sThread},
 	}

@@ -73,15 +73,31 @@ func (r *actorRow) connections() actorConnections {
 	return actorConnections{r.current.Load(), r.total.Load() - r.totalBase.Load()}
 }
 
-// actorTable defines accounts, users or hosts: a row per actor row of m.
-func actorTable[R any](name string, m func(*Schema) map[accountKey]*actorRow, row func(*actorRow) R) {
+// actorTable defines accounts, users or hosts: a row per actor row of m,
+// and TRUNCATE as truncate says.
+func actorTable[R any](name string, m func(*Schema) map[accountKey]*actorRow, row func(*actorRow) R, truncate func(*Schema)) {
 	defineRows(name, func(s *Schema) []R {
 		var rows []R
 		for _, r := range s.actorSnapshot(m(s)) {
 			rows = append(rows, row(r))
 		}
 		return rows
-	}, func(s *Schema) { s.truncateActors(m(s)) })
+	}, truncate)
+}
+
+// truncateConnections is TRUNCATE of accounts, users or hosts, as MySQL
+// has it: first every family's summaries that depend on the table (by
+// account and by thread, and by user or by host for users and hosts, which
+// summary names: their TRUNCATE cascades to the others), then the actor
+// rows without connections go (accounts with them, for users and hosts)
+// and TOTAL_CONNECTIONS restarts from CURRENT_CONNECTIONS for the others.
+func (s *Schema) truncateConnections(summary func(familyTables) string, actors ...func(*Schema) map[accountKey]*actorRow) {
+	for _, f := range families {
+		s.truncateSummary(summary(f))
+	}
+	for _, m := range actors {
+		s.truncateActors(m(s))
+	}
 }
 
 func init() {
@@ -126,10 +142,16 @@ func init() {
 			}
 			return nil
 		}}
-	actorTable("accounts", func(s *Schema) map[accountKey]*actorRow { return s.accounts },
-		func(r *actorRow) accountsRow { return accountsRow{r.user, r.host, r.connections()} })
-	actorTable("users", func(s *Schema) map[accountKey]*actorRow { return s.users },
-		func(r *actorRow) usersRow { return usersRow{r.user, r.connections()} })
-	actorTable("hosts", func(s *Schema) map[accountKey]*actorRow { return s.hosts },
-		func(r *actorRow) hostsRow { return hostsRow{r.host, r.connections()} })
+	accounts := func(s *Schema) map[accountKey]*actorRow { return s.accounts }
+	users := func(s *Schema) map[accountKey]*actorRow { return s.users }
+	hosts := func(s *Schema) map[accountKey]*actorRow { return s.hosts }
+	actorTable("accounts", accounts,
+		func(r *actorRow) accountsRow { return accountsRow{r.user, r.host, r.connections()} },
+		func(s *Schema) { s.truncateConnections(func(f familyTables) string { return f.byAccount }, accounts) })
+	actorTable("users", users,
+		func(r *actorRow) usersRow { return usersRow{r.user, r.connections()} },
+		func(s *Schema) { s.truncateConnections(func(f familyTables) string { return f.byUser }, accounts, users) })
+	actorTable("hosts", hosts,
+		func(r *actorRow) hostsRow { return hostsRow{r.host, r.connections()} },
+		func(s *Schema) { s.truncateConnections(func(f familyTables) string { return f.byHost }, accounts, hosts) })
 }
