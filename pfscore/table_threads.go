@@ -150,8 +150,12 @@ func init() {
 		func(s *Schema) { s.truncateConnections(func(f familyTables) string { return f.byAccount }, accounts) })
 	actorTable("users", users,
 		func(r *actorRow) usersRow { return usersRow{r.user, r.connections()} },
-		func(s *Schema) { s.truncateConnections(func(f familyTables) string { return f.byUser }, accounts, users) })
+		func(s *Schema) {
+			s.truncateConnections(func(f familyTables) string { return f.byUser }, accounts, users)
+		})
 	actorTable("hosts", hosts,
 		func(r *actorRow) hostsRow { return hostsRow{r.host, r.connections()} },
-		func(s *Schema) { s.truncateConnections(func(f familyTables) string { return f.byHost }, accounts, hosts) })
+		func(s *Schema) {
+			s.truncateConnections(func(f familyTables) string { return f.byHost }, accounts, hosts)
+		})
 }
