@@ -37,7 +37,9 @@
 //
 // with column types "string", "uint", "int" and "picos" (a TIMER_* column,
 // in raw picoseconds), roles as pfscore.Role names them (dim, counter,
-// timer, gauge, ...), NULL as null; when a limit left rows out, "matched":
+// timer, gauge, ...), "binary": true on a string column that compares byte
+// for byte (setup_actors' and setup_objects' keys, as MySQL's _bin
+// collations), NULL as null; when a limit left rows out, "matched":
 // N follows the rows, the number the where matched. DecodeJSON reads it
 // back. The HTML page links every table and sorts by a click on a column
 // header.

@@ -139,15 +139,16 @@ type jsonTable struct {
 }
 
 type jsonColumn struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-	Role string `json:"role,omitempty"`
+	Name   string `json:"name"`
+	Type   string `json:"type"`
+	Role   string `json:"role,omitempty"`
+	Binary bool   `json:"binary,omitempty"` // pfscore.Column.Binary
 }
 
 func jsonColumns(cols []pfscore.Column) []jsonColumn {
 	out := make([]jsonColumn, len(cols))
 	for i, c := range cols {
-		out[i] = jsonColumn{Name: c.Name, Type: ColumnTypeName(c.Type)}
+		out[i] = jsonColumn{Name: c.Name, Type: ColumnTypeName(c.Type), Binary: c.Binary}
 		if c.Role != 0 {
 			out[i].Role = c.Role.String()
 		}
@@ -163,7 +164,7 @@ func parseColumns(cols []jsonColumn) ([]pfscore.Column, error) {
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", c.Name, err)
 		}
-		out[i] = pfscore.Column{Name: c.Name, Type: t}
+		out[i] = pfscore.Column{Name: c.Name, Type: t, Binary: c.Binary}
 		if c.Role != "" { // older servers send none
 			if out[i].Role, err = pfscore.ParseRole(c.Role); err != nil {
 				return nil, fmt.Errorf("column %s: %w", c.Name, err)

@@ -20,6 +20,8 @@ import (
 //
 //	ps        picoseconds (implied by the timer, time and duration roles)
 //	null      the field's zero value is NULL
+//	bin       strings compare byte for byte (a binary collation, see
+//	          Column.Binary)
 //	valid=F   NULL unless bool field F of the row is true (valid=!F: false)
 //	uint, int, string
 //	          the column's type, for a field of type struct{} (named _):
@@ -211,6 +213,8 @@ func parseTag(f reflect.StructField, tag string) (Column, fieldPlan, string, err
 			col.Type = ColPicos
 		case o == "null":
 			fp.null = true
+		case o == "bin":
+			col.Binary = true
 		case strings.HasPrefix(o, "valid="):
 			valid = strings.TrimPrefix(o, "valid=")
 			if strings.HasPrefix(valid, "!") {

@@ -139,6 +139,9 @@
 //     address).
 //   - setup_timers is kept, as in MySQL 5.7, with its idle default of
 //     MICROSECOND.
+//   - setup_actors' HOST compares byte for byte, as its USER and ROLE and
+//     setup_objects' OBJECT_SCHEMA and OBJECT_NAME do in MySQL (MySQL's HOST
+//     is case-insensitive ASCII): the engine matches a thread's host exactly.
 //
 // # Imports
 //

@@ -10,7 +10,15 @@ import "unicode/utf8"
 // MySQL's default collation.
 //
 // It runs in O(len(s)*len(pattern)) at worst and allocates nothing.
-func Like(pattern, s string) bool {
+func Like(pattern, s string) bool { return like(pattern, s, fold) }
+
+// likeBinary is Like for a column of binary collation: letters compare as
+// they are.
+func likeBinary(pattern, s string) bool { return like(pattern, s, same) }
+
+func same(c byte) byte { return c }
+
+func like(pattern, s string, fold func(byte) byte) bool {
 	// Greedy matching with one backtrack point, the classic wildcard
 	// algorithm: on a mismatch, let the most recent '%' swallow one more
 	// character of s and retry from there. One backtrack point suffices

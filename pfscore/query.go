@@ -93,6 +93,7 @@ type cond struct {
 	str string  // string operand, LIKE pattern
 	num numeric // numeric operand
 	isN bool    // the operand is num (the column is numeric)
+	bin bool    // the column compares byte for byte (Column.Binary)
 }
 
 // A numeric is an integer operand: its sign and magnitude, so that every
@@ -105,6 +106,7 @@ type numeric struct {
 type orderKey struct {
 	col  int
 	desc bool
+	bin  bool // the column compares byte for byte (Column.Binary)
 }
 
 // Bounds on a query, so that one GET cannot cost seconds of CPU: the total
@@ -163,7 +165,7 @@ func (q *compiledQuery) apply(rows []Row) (out []Row, matched int) {
 	if len(q.order) > 0 {
 		slices.SortStableFunc(out, func(a, b Row) int {
 			for _, k := range q.order {
-				c := compareValues(a[k.col], b[k.col])
+				c := compareValues(a[k.col], b[k.col], k.bin)
 				if k.desc {
 					c = -c
 				}
@@ -201,15 +203,20 @@ func (c *cond) match(v Value) bool {
 		return false // NULL satisfies no comparison
 	}
 	switch c.op {
-	case opLike:
-		return Like(c.str, valueString(v))
-	case opNotLike:
-		return !Like(c.str, valueString(v))
+	case opLike, opNotLike:
+		like := Like
+		if c.bin {
+			like = likeBinary
+		}
+		return like(c.str, valueString(v)) == (c.op == opLike)
 	}
 	var d int
-	if c.isN {
+	switch {
+	case c.isN:
 		d = compareNumeric(v, c.num)
-	} else {
+	case c.bin:
+		d = strings.Compare(valueString(v), c.str)
+	default:
 		d = compareFold(valueString(v), c.str)
 	}
 	switch c.op {
@@ -287,8 +294,8 @@ func compareNumeric(v Value, n numeric) int {
 }
 
 // compareValues orders two cells of one column: NULL first, numbers by
-// value, strings case-insensitively.
-func compareValues(a, b Value) int {
+// value, strings case-insensitively unless bin says byte for byte.
+func compareValues(a, b Value, bin bool) int {
 	switch {
 	case a == nil && b == nil:
 		return 0
@@ -301,6 +308,9 @@ func compareValues(a, b Value) int {
 	y, okB := toNumeric(b)
 	if okA && okB {
 		return x.compare(y)
+	}
+	if bin {
+		return strings.Compare(valueString(a), valueString(b))
 	}
 	return compareFold(valueString(a), valueString(b))
 }
@@ -489,7 +499,7 @@ func parseCond(cols []Column, toks []token, p *int) (cond, error) {
 	if err != nil {
 		return cond{}, err
 	}
-	c := cond{col: col}
+	c := cond{col: col, bin: cols[col].Binary}
 	typ := cols[col].Type
 	t = next()
 	switch {
@@ -606,7 +616,7 @@ func parseOrder(cols []Column, s string) ([]orderKey, error) {
 		if err != nil {
 			return nil, fmt.Errorf("order: %w", err)
 		}
-		k := orderKey{col: col}
+		k := orderKey{col: col, bin: cols[col].Binary}
 		t = toks[p]
 		p++
 		if t.is("ASC") || t.is("DESC") {

@@ -175,3 +175,46 @@ func TestSchemaQuery(t *testing.T) {
 		t.Errorf("QuoteString = %s", q)
 	}
 }
+
+// TestQueryBinaryColumns: setup_actors' and setup_objects' keys compare
+// byte for byte, as MySQL's _bin collations do and as the engine matches
+// them, so WHERE USER = 'Bob' leaves user 'bob' alone; other strings
+// compare case-insensitively.
+func TestQueryBinaryColumns(t *testing.T) {
+	s := newTestSchema(t)
+	for _, u := range []string{"bob", "Bob"} {
+		if err := s.Insert("setup_actors", map[string]Value{"HOST": "h", "USER": u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		where []string
+		want  int
+	}{
+		{[]string{"USER = 'Bob'"}, 1},
+		{[]string{"USER LIKE 'b%'"}, 1},
+		{[]string{"USER NOT LIKE 'B%'"}, 2}, // bob and %
+		{[]string{"USER > 'Bob'"}, 1},       // 'b' > 'B' byte for byte
+		{[]string{"HOST = 'H'"}, 0},
+	} {
+		res, err := s.Query("setup_actors", Query{Where: tc.where})
+		if err != nil || len(res.Rows) != tc.want {
+			t.Errorf("%v: %d rows (%v), want %d", tc.where, len(res.Rows), err, tc.want)
+		}
+	}
+	if n, err := s.Delete("setup_actors", []string{"USER = 'Bob'"}); err != nil || n != 1 {
+		t.Fatalf("DELETE WHERE USER = 'Bob': %d, %v", n, err)
+	}
+	if rows := s.SetupActors(); len(rows) != 2 || rows[1].User != "bob" {
+		t.Errorf("after DELETE: %+v", rows)
+	}
+	// Case-insensitive elsewhere: setup_instruments' NAME.
+	res, err := s.Query("setup_consumers", Query{Where: []string{"NAME = 'EVENTS_WAITS_CURRENT'"}})
+	if err != nil || len(res.Rows) != 1 {
+		t.Errorf("NAME = 'EVENTS_WAITS_CURRENT': %d rows, %v", len(res.Rows), err)
+	}
+	cols, _ := s.Columns("setup_actors")
+	if !cols[1].Binary || cols[3].Binary {
+		t.Errorf("setup_actors columns: %+v", cols)
+	}
+}

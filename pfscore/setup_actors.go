@@ -9,9 +9,9 @@ import (
 // with a user) are instrumented and keep history. HOST, USER and ROLE are
 // literal values or '%' for any; they are not LIKE patterns.
 type SetupActorsRow struct {
-	Host    string `pfs:"HOST,dim"`
-	User    string `pfs:"USER,dim"`
-	Role    string `pfs:"ROLE,dim"` // kept for MySQL's shape; otelpfs threads have no role
+	Host    string `pfs:"HOST,dim,bin"`
+	User    string `pfs:"USER,dim,bin"`
+	Role    string `pfs:"ROLE,dim,bin"` // kept for MySQL's shape; otelpfs threads have no role
 	Enabled bool   `pfs:"ENABLED,attr"`
 	History bool   `pfs:"HISTORY,attr"`
 }

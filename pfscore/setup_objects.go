@@ -44,8 +44,8 @@ func ParseObjectType(name string) (ObjectType, error) {
 // OBJECT_NAME are literal values or '%' for any.
 type SetupObjectsRow struct {
 	ObjectType   ObjectType `pfs:"OBJECT_TYPE,dim"`
-	ObjectSchema string     `pfs:"OBJECT_SCHEMA,dim"`
-	ObjectName   string     `pfs:"OBJECT_NAME,dim"`
+	ObjectSchema string     `pfs:"OBJECT_SCHEMA,dim,bin"`
+	ObjectName   string     `pfs:"OBJECT_NAME,dim,bin"`
 	Enabled      bool       `pfs:"ENABLED,attr"`
 	Timed        bool       `pfs:"TIMED,attr"`
 }

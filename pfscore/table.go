@@ -36,6 +36,10 @@ type Column struct {
 	Name string
 	Type ColumnType
 	Role Role
+	// Binary marks a string column MySQL declares with a binary collation
+	// (setup_actors' and setup_objects' keys): Query compares its values
+	// byte for byte, where other strings compare case-insensitively.
+	Binary bool
 }
 
 // A Value is one cell: nil (NULL), uint64, int64 or string, as the column's
