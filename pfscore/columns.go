@@ -147,10 +147,13 @@ func walkTagged(t reflect.Type, prefix []int, fn func(owner reflect.Type, index 
 		index := append(append([]int(nil), prefix...), i)
 		tag, ok := f.Tag.Lookup("pfs")
 		if !ok {
-			if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			switch {
+			case f.Anonymous && f.Type.Kind() == reflect.Struct:
 				if err := walkTagged(f.Type, index, fn); err != nil {
 					return err
 				}
+			case f.Anonymous && f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct:
+				return fmt.Errorf("embedded %v: embed the struct, not a pointer to it", f.Type)
 			}
 			continue
 		}

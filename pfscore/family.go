@@ -2,6 +2,7 @@ package pfscore
 
 import (
 	"reflect"
+	"slices"
 	"unsafe"
 )
 
@@ -30,12 +31,15 @@ type rowKey struct {
 }
 
 // A sumEntry is one raw summary row: its identity, key columns, statistics,
-// and the truncation group of the records it reads.
+// and the truncation group of the records it reads. A hidden row (an actor
+// row a TRUNCATE removed from the summary until it connects again) is not
+// shown, but keeps its baseline.
 type sumEntry[D, S any] struct {
-	key  rowKey
-	dims D
-	stat S
-	grp  uint8
+	key    rowKey
+	dims   D
+	stat   S
+	grp    uint8
+	hidden bool
 }
 
 // statistics is what a summary's statistics type provides: a baseline
@@ -54,14 +58,17 @@ func defineSummary[D, V any, S statistics[S, V]](name string, groups uint8, impl
 	dims, vals := planOf(reflect.TypeFor[D]()), planOf(reflect.TypeFor[V]())
 	summaries[name] = &summary{groups: groups, implied: implied, hooks: hooks,
 		rebase: func(s *Schema, groups uint8) {
+			// The rows of groups take their live values; the others keep
+			// theirs. A row no longer read (an ended thread, a destroyed
+			// instance) drops its baseline: its key never comes back.
 			old := baseOf[S](s, name)
-			next := &summaryBase[S]{rows: make(map[rowKey]S, len(old.rows)), tags: old.tags}
-			for k, v := range old.rows {
-				next.rows[k] = v
-			}
-			for _, e := range raw(s) {
+			entries := raw(s)
+			next := &summaryBase[S]{rows: make(map[rowKey]S, len(entries)), tags: old.tags}
+			for _, e := range entries {
 				if groups&(1<<e.grp) != 0 {
 					next.rows[e.key] = e.stat
+				} else if b, ok := old.rows[e.key]; ok {
+					next.rows[e.key] = b
 				}
 			}
 			s.baselines[name] = next
@@ -84,7 +91,7 @@ func defineSummary[D, V any, S statistics[S, V]](name string, groups uint8, impl
 			// raw values and their baselines.
 			s.readMu.RLock()
 			defer s.readMu.RUnlock()
-			entries := raw(s)
+			entries := slices.DeleteFunc(raw(s), func(e sumEntry[D, S]) bool { return e.hidden })
 			base, _ := s.baselines[name].(*summaryBase[S])
 			rows := make([]Row, len(entries))
 			cells := make(Row, len(entries)*(len(dims.cols)+len(vals.cols))) // every row's cells, in one allocation
@@ -271,13 +278,11 @@ func actorRows[D, V any, S statistics[S, V]](f *eventFamily[V, S], m func(*Schem
 		defer s.endRead()
 		var out []sumEntry[D, S]
 		for _, r := range s.actorSnapshot(m(s)) {
-			if r.hiddenInSummary() {
-				continue
-			}
+			hidden := r.hiddenInSummary()
 			st := f.actor(r, len(classes), tag)
 			for _, c := range classes {
 				if f.member(c) {
-					out = append(out, sumEntry[D, S]{key: rowKey{r.id, c.index}, dims: dims(r, c), stat: st[c.index], grp: truncThreads})
+					out = append(out, sumEntry[D, S]{key: rowKey{r.id, c.index}, dims: dims(r, c), stat: st[c.index], grp: truncThreads, hidden: hidden})
 				}
 			}
 		}

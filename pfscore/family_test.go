@@ -52,3 +52,31 @@ func TestFamilyTruncateCascade(t *testing.T) {
 		})
 	}
 }
+
+// TestHiddenActorKeepsBaseline: an idle account that a TRUNCATE of
+// by_account hid keeps its baseline through a second TRUNCATE, so when it
+// connects again its row counts only the events since.
+func TestHiddenActorKeepsBaseline(t *testing.T) {
+	const byAcct = "events_waits_summary_by_account_by_event_name"
+	f := newFixture(t)
+	a := f.s.NewThread(f.thread, ThreadOptions{User: "alice", Host: "h"})
+	for range 3 {
+		waitOnce(f.m, a)
+	}
+	a.End()
+	for range 2 { // the first hides alice@h; the second rebases while it is hidden
+		if err := f.s.Truncate(byAcct); err != nil {
+			t.Fatal(err)
+		}
+	}
+	where := map[string]Value{"USER": "alice", "HOST": "h", "EVENT_NAME": f.mutex.Name()}
+	if rows := findRows(t, f.s, byAcct, where); len(rows) != 0 {
+		t.Fatalf("idle account shown after TRUNCATE: %v", rows)
+	}
+	b := f.s.NewThread(f.thread, ThreadOptions{User: "alice", Host: "h"})
+	defer b.End()
+	waitOnce(f.m, b)
+	if n := count(t, f.s, byAcct, where); n != 1 {
+		t.Errorf("alice@h after reconnecting: COUNT_STAR %d, want 1 (the wait since the TRUNCATE)", n)
+	}
+}

@@ -57,6 +57,9 @@ func Scan[R any](res *Result) ([]R, error) {
 			if f.col >= len(row) {
 				continue
 			}
+			if f.valid != nil { // a column whose NULL another field says
+				v.FieldByIndex(f.valid).SetBool((row[f.col] != nil) != f.neg)
+			}
 			if err := setField(v.FieldByIndex(f.index), row[f.col], f.enum); err != nil {
 				return nil, fmt.Errorf("pfs: Scan into %v: column %s: %w", t, f.name, err)
 			}
@@ -70,20 +73,33 @@ type scanField struct {
 	index []int
 	col   int
 	enum  map[string]uint64 // for an enumeration type: its values by String
+	valid []int             // the bool field that says the column is not NULL (tag valid=F), if any
+	neg   bool              // valid=!F: the field says it is NULL
 }
 
 // scanFields returns the tagged fields of row type t, exported ones only.
 func scanFields(t reflect.Type) ([]scanField, error) {
 	var out []scanField
-	err := walkTagged(t, nil, func(_ reflect.Type, index []int, f reflect.StructField, tag string) error {
+	err := walkTagged(t, nil, func(owner reflect.Type, index []int, f reflect.StructField, tag string) error {
 		if !f.IsExported() {
 			return nil
 		}
-		name, _, _ := strings.Cut(tag, ",")
-		if name == "" {
+		parts := strings.Split(tag, ",")
+		if parts[0] == "" {
 			return fmt.Errorf("field %s: empty column name", f.Name)
 		}
-		out = append(out, scanField{name: name, index: index})
+		sf := scanField{name: parts[0], index: index}
+		for _, o := range parts[1:] {
+			if v, ok := strings.CutPrefix(o, "valid="); ok {
+				v, sf.neg = strings.CutPrefix(v, "!")
+				vf, ok := owner.FieldByName(v)
+				if !ok || vf.Type.Kind() != reflect.Bool {
+					return fmt.Errorf("field %s: valid=%s is not a bool field", f.Name, v)
+				}
+				sf.valid = append(append([]int(nil), index[:len(index)-1]...), vf.Index...)
+			}
+		}
+		out = append(out, sf)
 		return nil
 	})
 	return out, err

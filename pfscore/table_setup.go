@@ -125,7 +125,7 @@ func init() {
 		},
 		insert: func(s *Schema, v map[string]Value) error {
 			var r SetupObjectsRow
-			typ, err := stringOf(v, "OBJECT_TYPE", "")
+			typ, err := stringOf(v, "OBJECT_TYPE", "TABLE") // MySQL's default
 			if err != nil {
 				return err
 			}

@@ -157,6 +157,9 @@ func (t *tableDef) checkColumns(values map[string]Value, allowed []string, errNo
 	out := make(map[string]Value, len(values))
 	for k, v := range values {
 		name := strings.ToUpper(strings.TrimSpace(k))
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("%w: %s named twice", ErrBadValue, name)
+		}
 		if !slices.Contains(allowed, name) {
 			if t.column(name) < 0 {
 				return nil, fmt.Errorf("%w: %s has no column %s", ErrBadValue, t.name, k)

@@ -146,8 +146,17 @@ func TestInsertDeleteSetupActorsObjects(t *testing.T) {
 	if err := s.Insert("setup_objects", map[string]Value{"OBJECT_TYPE": "FILE", "OBJECT_NAME": "/var/log/%", "TIMED": "NO"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Insert("setup_objects", map[string]Value{"OBJECT_NAME": "x"}); err == nil {
-		t.Error("insert without OBJECT_TYPE accepted")
+	// OBJECT_TYPE defaults to TABLE, as in MySQL; a bad one is refused.
+	if err := s.Insert("setup_objects", map[string]Value{"OBJECT_SCHEMA": "db", "OBJECT_NAME": "x"}); err != nil {
+		t.Errorf("insert without OBJECT_TYPE: %v", err)
+	} else if res, _ := s.Query("setup_objects", Query{Where: []string{"OBJECT_SCHEMA = 'db'"}}); len(res.Rows) != 1 || res.Rows[0][0] != "TABLE" {
+		t.Errorf("inserted row: %v", res.Rows)
+	}
+	if err := s.Insert("setup_objects", map[string]Value{"OBJECT_TYPE": "VIEW"}); !errors.Is(err, ErrBadValue) {
+		t.Errorf("insert of OBJECT_TYPE VIEW: %v", err)
+	}
+	if err := s.Insert("setup_objects", map[string]Value{"OBJECT_TYPE": "FILE", "object_type": "SOCKET"}); !errors.Is(err, ErrBadValue) {
+		t.Errorf("a column named twice: %v", err)
 	}
 	if n, err := s.Delete("setup_objects", []string{"OBJECT_TYPE = 'FILE'", "OBJECT_NAME = '/var/log/%'"}); err != nil || n != 1 {
 		t.Fatalf("delete object: %d, %v", n, err)

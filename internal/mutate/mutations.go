@@ -245,6 +245,13 @@ var mutations = []mutation{
 			"defineSummary(byUser, groupsThreads, []string{byThread},"}},
 	},
 	{
+		area: "pfscore", name: "baseline-skips-hidden", pkgs: pfscorePkgs,
+		desc: "actor summaries leave hidden rows out of the raw read, so a rebase drops their baselines",
+		edits: []edit{{"pfscore/family.go",
+			"\t\t\thidden := r.hiddenInSummary()\n",
+			"\t\t\thidden := r.hiddenInSummary()\n\t\t\tif hidden {\n\t\t\t\tcontinue\n\t\t\t}\n"}},
+	},
+	{
 		area: "pfscore", name: "plan-null-ignored", pkgs: pfscorePkgs,
 		desc: "a row plan renders a null column's zero value instead of NULL",
 		edits: []edit{{"pfscore/columns.go",
