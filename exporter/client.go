@@ -272,7 +272,7 @@ func decodeAnswer(a *answer, what string, v any) error {
 // tablePath is the path of a table, or of one of its POSTs; a name that
 // cannot be a table is pfscore.ErrUnknownTable before any request.
 func tablePath(table, op string) (string, error) {
-	if table == "" || strings.ContainsAny(table, "/?#") {
+	if table == "" || table == "." || table == ".." || strings.ContainsAny(table, "/?#") {
 		return "", fmt.Errorf("%w %q", pfscore.ErrUnknownTable, table)
 	}
 	p := "/tables/" + url.PathEscape(table)
@@ -448,7 +448,7 @@ func (c *Client) change(table, op string, req any) (int, error) {
 //
 //	res, err := c.Setup("instruments", []byte(`{"name": "wait/synch/%", "enabled": false}`))
 func (c *Client) Setup(table string, body []byte) (ChangeResult, error) {
-	if table == "" || strings.ContainsAny(table, "/?#") {
+	if table == "" || table == "." || table == ".." || strings.ContainsAny(table, "/?#") {
 		return ChangeResult{}, fmt.Errorf("exporter: no setup table %q", table)
 	}
 	if body == nil {

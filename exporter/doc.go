@@ -41,7 +41,9 @@
 // for byte (setup_actors' and setup_objects' keys, as MySQL's _bin
 // collations), NULL as null; when a limit left rows out, "matched":
 // N follows the rows, the number the where matched. DecodeJSON reads it
-// back. The HTML page links every table and sorts by a click on a column
+// back. JSON strings are UTF-8: a value that is not (a file name in
+// Latin-1, say) arrives with U+FFFD in place of its invalid bytes, so a
+// Client sees, and can match in a where, only that form. The HTML page links every table and sorts by a click on a column
 // header.
 //
 // GET /debug/pfs/catalog describes every table without reading any rows

@@ -271,7 +271,16 @@ func releaseLost(inst *pfscore.IOInstance) {
 
 // on reports whether f's class collects events now: a nil check and one
 // atomic load.
-func (f *File) on() bool { return f.class != nil && f.class.On() }
+func (f *File) on() bool { return f != nil && f.class != nil && f.class.On() }
+
+// os returns the wrapped *os.File, nil for a nil File: a nil File's
+// methods then answer as a nil *os.File's do (os.ErrInvalid).
+func (f *File) os() *os.File {
+	if f == nil {
+		return nil
+	}
+	return f.f
+}
 
 // OSFile returns the wrapped *os.File, for what File does not wrap (Chmod,
 // ReadDir, SyscallConn, ...). Operations on it are not recorded; do not
@@ -332,7 +341,7 @@ func ioWait(inst *pfscore.IOInstance, t *Thread, op pfscore.Operation, closed *a
 // Read reads up to len(p) bytes into p, as os.File.Read.
 func (f *File) Read(p []byte) (int, error) {
 	if !f.on() {
-		return f.f.Read(p)
+		return f.os().Read(p)
 	}
 	return f.read(nil, p)
 }
@@ -340,7 +349,7 @@ func (f *File) Read(p []byte) (int, error) {
 // Read is File.Read, attributed to the bound thread.
 func (b BoundFile) Read(p []byte) (int, error) {
 	if !b.f.on() {
-		return b.f.f.Read(p)
+		return b.f.os().Read(p)
 	}
 	return b.f.read(b.t, p)
 }
@@ -357,7 +366,7 @@ func (f *File) read(t *Thread, p []byte) (int, error) {
 // ReadAt reads len(p) bytes at offset off, as os.File.ReadAt.
 func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	if !f.on() {
-		return f.f.ReadAt(p, off)
+		return f.os().ReadAt(p, off)
 	}
 	return f.readAt(nil, p, off)
 }
@@ -365,7 +374,7 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 // ReadAt is File.ReadAt, attributed to the bound thread.
 func (b BoundFile) ReadAt(p []byte, off int64) (int, error) {
 	if !b.f.on() {
-		return b.f.f.ReadAt(p, off)
+		return b.f.os().ReadAt(p, off)
 	}
 	return b.f.readAt(b.t, p, off)
 }
@@ -382,7 +391,7 @@ func (f *File) readAt(t *Thread, p []byte, off int64) (int, error) {
 // Write writes p, as os.File.Write.
 func (f *File) Write(p []byte) (int, error) {
 	if !f.on() {
-		return f.f.Write(p)
+		return f.os().Write(p)
 	}
 	return f.write(nil, p)
 }
@@ -390,7 +399,7 @@ func (f *File) Write(p []byte) (int, error) {
 // Write is File.Write, attributed to the bound thread.
 func (b BoundFile) Write(p []byte) (int, error) {
 	if !b.f.on() {
-		return b.f.f.Write(p)
+		return b.f.os().Write(p)
 	}
 	return b.f.write(b.t, p)
 }
@@ -407,7 +416,7 @@ func (f *File) write(t *Thread, p []byte) (int, error) {
 // WriteAt writes p at offset off, as os.File.WriteAt.
 func (f *File) WriteAt(p []byte, off int64) (int, error) {
 	if !f.on() {
-		return f.f.WriteAt(p, off)
+		return f.os().WriteAt(p, off)
 	}
 	return f.writeAt(nil, p, off)
 }
@@ -415,7 +424,7 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 // WriteAt is File.WriteAt, attributed to the bound thread.
 func (b BoundFile) WriteAt(p []byte, off int64) (int, error) {
 	if !b.f.on() {
-		return b.f.f.WriteAt(p, off)
+		return b.f.os().WriteAt(p, off)
 	}
 	return b.f.writeAt(b.t, p, off)
 }
@@ -432,7 +441,7 @@ func (f *File) writeAt(t *Thread, p []byte, off int64) (int, error) {
 // WriteString writes s, as os.File.WriteString (without copying s).
 func (f *File) WriteString(s string) (int, error) {
 	if !f.on() {
-		return f.f.WriteString(s)
+		return f.os().WriteString(s)
 	}
 	return f.writeString(nil, s)
 }
@@ -440,7 +449,7 @@ func (f *File) WriteString(s string) (int, error) {
 // WriteString is File.WriteString, attributed to the bound thread.
 func (b BoundFile) WriteString(s string) (int, error) {
 	if !b.f.on() {
-		return b.f.f.WriteString(s)
+		return b.f.os().WriteString(s)
 	}
 	return b.f.writeString(b.t, s)
 }
@@ -459,7 +468,7 @@ func (f *File) writeString(t *Thread, s string) (int, error) {
 // asks where the offset is.
 func (f *File) Seek(offset int64, whence int) (int64, error) {
 	if !f.on() {
-		return f.f.Seek(offset, whence)
+		return f.os().Seek(offset, whence)
 	}
 	return f.seek(nil, offset, whence)
 }
@@ -467,7 +476,7 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 // Seek is File.Seek, attributed to the bound thread.
 func (b BoundFile) Seek(offset int64, whence int) (int64, error) {
 	if !b.f.on() {
-		return b.f.f.Seek(offset, whence)
+		return b.f.os().Seek(offset, whence)
 	}
 	return b.f.seek(b.t, offset, whence)
 }
@@ -489,7 +498,7 @@ func (f *File) seek(t *Thread, offset int64, whence int) (int64, error) {
 // Sync commits the file to stable storage, as os.File.Sync.
 func (f *File) Sync() error {
 	if !f.on() {
-		return f.f.Sync()
+		return f.os().Sync()
 	}
 	return f.sync(nil)
 }
@@ -497,7 +506,7 @@ func (f *File) Sync() error {
 // Sync is File.Sync, attributed to the bound thread.
 func (b BoundFile) Sync() error {
 	if !b.f.on() {
-		return b.f.f.Sync()
+		return b.f.os().Sync()
 	}
 	return b.f.sync(b.t)
 }
@@ -511,7 +520,7 @@ func (f *File) sync(t *Thread) error {
 // Stat returns the file's FileInfo, as os.File.Stat; an "fstat" wait.
 func (f *File) Stat() (os.FileInfo, error) {
 	if !f.on() {
-		return f.f.Stat()
+		return f.os().Stat()
 	}
 	return f.stat(nil)
 }
@@ -519,7 +528,7 @@ func (f *File) Stat() (os.FileInfo, error) {
 // Stat is File.Stat, attributed to the bound thread.
 func (b BoundFile) Stat() (os.FileInfo, error) {
 	if !b.f.on() {
-		return b.f.f.Stat()
+		return b.f.os().Stat()
 	}
 	return b.f.stat(b.t)
 }
@@ -537,7 +546,7 @@ func (f *File) stat(t *Thread) (os.FileInfo, error) {
 // Truncate changes the file's size, as os.File.Truncate; a "chsize" wait.
 func (f *File) Truncate(size int64) error {
 	if !f.on() {
-		return f.f.Truncate(size)
+		return f.os().Truncate(size)
 	}
 	return f.truncate(nil, size)
 }
@@ -545,7 +554,7 @@ func (f *File) Truncate(size int64) error {
 // Truncate is File.Truncate, attributed to the bound thread.
 func (b BoundFile) Truncate(size int64) error {
 	if !b.f.on() {
-		return b.f.f.Truncate(size)
+		return b.f.os().Truncate(size)
 	}
 	return b.f.truncate(b.t, size)
 }
@@ -569,7 +578,7 @@ func (f *File) close(t *Thread) error {
 		return os.ErrInvalid // as a nil *os.File's Close
 	}
 	if f.inst == nil || f.closed.Swap(true) {
-		return f.f.Close()
+		return f.os().Close()
 	}
 	f.cleanup.Stop()
 	_, err := ioWait(f.inst, t, pfscore.OpFileClose, nil, f, func() (int64, error) { return -1, f.f.Close() })

@@ -91,6 +91,9 @@ func unwrapWriter(w io.Writer) io.Writer {
 // write waits on the file (and read waits on r, if r is a File or Conn). See
 // "io.Copy fast paths" in file_copy.go.
 func (f *File) ReadFrom(r io.Reader) (int64, error) {
+	if f == nil {
+		return 0, os.ErrInvalid
+	}
 	if f.closed.Load() {
 		return 0, os.ErrClosed // as os.File.ReadFrom: r is not read
 	}
@@ -107,6 +110,9 @@ func (f *File) ReadFrom(r io.Reader) (int64, error) {
 // (sendfile) when nothing would be recorded, read waits on the file (and
 // write waits on w, if w is a File or Conn) otherwise; see ReadFrom.
 func (f *File) WriteTo(w io.Writer) (int64, error) {
+	if f == nil {
+		return 0, os.ErrInvalid
+	}
 	if f.on() || recorded(w) {
 		return copyRecorded(w, f)
 	}

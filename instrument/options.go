@@ -38,11 +38,18 @@ type ThreadClassOption interface {
 //	in := instrument.WithSchema(s)
 //	mu := instrument.NewMutex("wait/synch/mutex/app/cache", in)
 //	t := instrument.NewThread("thread/app/worker", in, instrument.WithUser("app"))
+// The zero SharedOption does nothing.
 type SharedOption struct{ set func(*config) }
 
-func (o SharedOption) applyOption(c *config)            { o.set(c) }
-func (o SharedOption) applyThreadOption(c *config)      { o.set(c) }
-func (o SharedOption) applyThreadClassOption(c *config) { o.set(c) }
+func (o SharedOption) apply(c *config) {
+	if o.set != nil {
+		o.set(c)
+	}
+}
+
+func (o SharedOption) applyOption(c *config)            { o.apply(c) }
+func (o SharedOption) applyThreadOption(c *config)      { o.apply(c) }
+func (o SharedOption) applyThreadClassOption(c *config) { o.apply(c) }
 
 // instrumentOption is an Option only.
 type instrumentOption func(*config)
