@@ -38,6 +38,7 @@ type ThreadClassOption interface {
 //	in := instrument.WithSchema(s)
 //	mu := instrument.NewMutex("wait/synch/mutex/app/cache", in)
 //	t := instrument.NewThread("thread/app/worker", in, instrument.WithUser("app"))
+//
 // The zero SharedOption does nothing.
 type SharedOption struct{ set func(*config) }
 
