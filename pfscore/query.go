@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"slices"
 	"strconv"
@@ -53,8 +54,30 @@ func (s *Schema) Query(table string, q Query) (*Result, error) {
 		return nil, err
 	}
 	res := s.selectTable(t)
+	all := len(res.Rows)
 	res.Rows, res.Matched = cq.apply(res.Rows)
+	if len(res.Rows) < all/2 {
+		// The rows' cells share one allocation per read (see rowsOf):
+		// copy the few kept, so they do not hold the whole table's.
+		res.Rows = cloneRows(res.Rows)
+	}
 	return res, nil
+}
+
+// cloneRows copies rows into cells of their own, one allocation for all.
+func cloneRows(rows []Row) []Row {
+	n := 0
+	for _, r := range rows {
+		n += len(r)
+	}
+	cells := make(Row, 0, n)
+	out := make([]Row, len(rows))
+	for i, r := range rows {
+		start := len(cells)
+		cells = append(cells, r...)
+		out[i] = cells[start:len(cells):len(cells)]
+	}
+	return out
 }
 
 // QuoteString quotes s as a string of a Query's WHERE clause.
@@ -97,10 +120,14 @@ type cond struct {
 }
 
 // A numeric is an integer operand: its sign and magnitude, so that every
-// uint64 and every int64 fits.
+// uint64 and every int64 fits. An operand no integer column value can equal
+// (1.5ps, or a number beyond every uint64) is the integer nearest it toward
+// zero (or the largest magnitude) with off, the side it lies on: +1 just
+// above, -1 just below; cells, integers, then compare with it exactly.
 type numeric struct {
 	neg bool
 	mag uint64
+	off int8
 }
 
 type orderKey struct {
@@ -284,7 +311,10 @@ func (a numeric) compare(b numeric) int {
 // a number compares as its string against the operand's.
 func compareNumeric(v Value, n numeric) int {
 	if x, ok := toNumeric(v); ok {
-		return x.compare(n)
+		if d := x.compare(n); d != 0 || n.off == 0 {
+			return d
+		}
+		return -int(n.off) // x is the integer next to the operand
 	}
 	s := strconv.FormatUint(n.mag, 10)
 	if n.neg {
@@ -585,17 +615,29 @@ func parseNumber(s string, typ ColumnType) (numeric, error) {
 		return numeric{}, queryErrorf("%q is not a number", s)
 	}
 	r.Mul(r, new(big.Rat).SetUint64(mult))
-	if !r.IsInt() {
-		// Picoseconds are integers: 1.5ps rounds as MySQL would compare it.
-		q := new(big.Int).Quo(r.Num(), r.Denom())
-		r.SetInt(q)
+	var off int8
+	if r.Sign() > 0 {
+		off = 1
+	} else {
+		off = -1
+	}
+	if r.IsInt() {
+		off = 0
+	} else {
+		// A fraction of a picosecond: the integer toward zero, and the
+		// side the operand lies on (see numeric).
+		r.SetInt(new(big.Int).Quo(r.Num(), r.Denom()))
 	}
 	n := r.Num()
 	mag := new(big.Int).Abs(n)
-	if !mag.IsUint64() {
-		return numeric{}, queryErrorf("%q is out of range", s)
+	if !mag.IsUint64() { // beyond every cell: compares as just past the largest
+		off = 1
+		if n.Sign() < 0 {
+			off = -1
+		}
+		return numeric{neg: n.Sign() < 0, mag: math.MaxUint64, off: off}, nil
 	}
-	return numeric{neg: n.Sign() < 0, mag: mag.Uint64()}, nil
+	return numeric{neg: n.Sign() < 0, mag: mag.Uint64(), off: off}, nil
 }
 
 // parseOrder parses "COL [ASC|DESC] [, COL [ASC|DESC]]...".
