@@ -69,8 +69,16 @@ func (c *clock) picos(raw uint64) uint64 { return (raw - c.v0) * c.factor }
 func (t Timer) Factor() uint64 { return clocks[t].factor }
 
 // Now reads timer t and returns picoseconds since the epoch: Raw and ToPicos
-// in one.
+// in one. CYCLE, the wait events' timer, skips Raw's switch: about 20
+// instructions fewer per timed wait (cachegrind, BenchmarkMutexTimed).
 func (t Timer) Now() uint64 {
+	if t == Cycle {
+		return NowCycle()
+	}
+	return t.now()
+}
+
+func (t Timer) now() uint64 {
 	c := &clocks[t]
 	return (t.Raw() - c.v0) * c.factor
 }
