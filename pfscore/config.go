@@ -24,6 +24,8 @@ type config struct {
 	maxClasses       int
 	waitsHistorySize int // events_waits_history rows per thread
 	waitsLongSize    int // events_waits_history_long rows
+	stagesHistory    int // events_stages_history rows per thread
+	stagesLong       int // events_stages_history_long rows
 	maxThreads       int
 	accountsSize     int
 	usersSize        int
@@ -42,6 +44,8 @@ func newConfig(opts []Option) config {
 		maxClasses:       1024,
 		waitsHistorySize: 10,
 		waitsLongSize:    10_000,
+		stagesHistory:    10,
+		stagesLong:       10_000,
 		maxThreads:       8192,
 		accountsSize:     256,
 		usersSize:        256,
@@ -170,6 +174,24 @@ func WithWaitsHistorySize(n int) Option {
 func WithWaitsHistoryLongSize(n int) Option {
 	return optionFunc(func(c config) config {
 		c.waitsLongSize = max(n, 0)
+		return c
+	})
+}
+
+// WithStagesHistorySize sets events_stages_history's rows per thread
+// (performance_schema_events_stages_history_size). By default 10.
+func WithStagesHistorySize(n int) Option {
+	return optionFunc(func(c config) config {
+		c.stagesHistory = max(n, 0)
+		return c
+	})
+}
+
+// WithStagesHistoryLongSize sets events_stages_history_long's rows
+// (performance_schema_events_stages_history_long_size). By default 10,000.
+func WithStagesHistoryLongSize(n int) Option {
+	return optionFunc(func(c config) config {
+		c.stagesLong = max(n, 0)
 		return c
 	})
 }

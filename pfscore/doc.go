@@ -98,6 +98,12 @@
 //	events_waits_summary_by_user_by_event_name,
 //	events_waits_summary_by_host_by_event_name,
 //	events_waits_summary_by_instance
+//	events_stages_current, events_stages_history, events_stages_history_long
+//	events_stages_summary_global_by_event_name,
+//	events_stages_summary_by_thread_by_event_name,
+//	events_stages_summary_by_account_by_event_name,
+//	events_stages_summary_by_user_by_event_name,
+//	events_stages_summary_by_host_by_event_name
 //	mutex_instances, rwlock_instances, cond_instances, file_instances,
 //	socket_instances
 //	file_summary_by_event_name, file_summary_by_instance,

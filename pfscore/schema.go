@@ -73,7 +73,8 @@ type Schema struct {
 	lastReclaim atomic.Int64
 
 	// Events: the global history and what the wait path drops.
-	waitsLong *rings.Global // events_waits_history_long; nil when its size is 0
+	waitsLong  *rings.Global // events_waits_history_long; nil when its size is 0
+	stagesLong *rings.Global // events_stages_history_long; nil when its size is 0
 	// threadEventsLost counts events whose per-thread part was dropped:
 	// their thread was being written by another goroutine, or had ended.
 	threadEventsLost atomic.Uint64
@@ -101,6 +102,8 @@ type Schema struct {
 	readMu    sync.RWMutex
 	baselines map[string]any    // table -> *summaryBase[S]: TRUNCATE baselines
 	curMarks  map[uint64]uint64 // events_waits_current TRUNCATE: thread -> last hidden EVENT_ID
+	// stageMarks is curMarks for events_stages_current.
+	stageMarks map[uint64]uint64
 }
 
 // advanceEpoch starts a new extremes epoch for truncation group g (see
@@ -173,6 +176,13 @@ func New(opts ...Option) (*Schema, error) {
 			errs = append(errs, fmt.Errorf("events_waits_history_long size %d: %w", cfg.waitsLongSize, err))
 		}
 		s.waitsLong = g
+	}
+	if cfg.stagesLong > 0 {
+		g, err := rings.NewGlobal(cfg.stagesLong, stageWidth)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("events_stages_history_long size %d: %w", cfg.stagesLong, err))
+		}
+		s.stagesLong = g
 	}
 	s.idle = s.MustRegister("idle", WithDocumentation("A thread waiting for its next unit of work."))
 	return s, errors.Join(errs...)

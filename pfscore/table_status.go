@@ -16,14 +16,18 @@ type StatusVariable struct {
 // goroutine, or had ended) and Performance_schema_instrument_errors
 // (instruments a service asked for that could not register).
 func (s *Schema) Status() []StatusVariable {
-	var long uint64
+	var long, stagesLong uint64
 	if s.waitsLong != nil {
 		long = s.waitsLong.Lost()
+	}
+	if s.stagesLong != nil {
+		stagesLong = s.stagesLong.Lost()
 	}
 	return []StatusVariable{
 		{"Performance_schema_accounts_lost", s.accountsLost.Load()},
 		{"Performance_schema_classes_lost", s.classesLost.Load()},
 		{"Performance_schema_cond_instances_lost", s.conds.Lost()},
+		{"Performance_schema_events_stages_history_long_lost", stagesLong},
 		{"Performance_schema_events_waits_history_long_lost", long},
 		{"Performance_schema_file_instances_lost", s.fileInsts.Lost()},
 		{"Performance_schema_hosts_lost", s.hostsLost.Load()},

@@ -109,6 +109,11 @@ type threadCore struct {
 	depthCell owned.Uint64 // depth, published for readers
 	waits     [waitStackDepth]waitSlot
 	history   *rings.PerThread // events_waits_history; nil when its size is 0
+	// The stage in progress (written in write sections only), the current
+	// stage row, and events_stages_history (nil when its size is 0).
+	stage        stageState
+	stageRow     stageSlot
+	stageHistory *rings.PerThread
 	// stats is the thread's by-event-name statistics, indexed by class. The
 	// owner grows it by publishing a longer copy; the slice a pointer
 	// points to never changes, so anyone may load and index it.
@@ -245,6 +250,9 @@ func (s *Schema) takeCore() *threadCore {
 	if n := s.cfg.waitsHistorySize; n > 0 {
 		c.history, _ = rings.NewPerThread(n, waitWidth) // sizes are validated by config
 	}
+	if n := s.cfg.stagesHistory; n > 0 {
+		c.stageHistory, _ = rings.NewPerThread(n, stageWidth)
+	}
 	empty := []ownedStat{}
 	c.stats.Store(&empty)
 	return c
@@ -288,6 +296,11 @@ func (c *threadCore) recycle() {
 	c.depthCell.Set(0)
 	if c.history != nil {
 		c.history.Reset()
+	}
+	c.stage = stageState{}
+	c.stageRow.cells[sClass].Set(0)
+	if c.stageHistory != nil {
+		c.stageHistory.Reset()
 	}
 	st := *c.stats.Load()
 	for i := range st {
@@ -385,6 +398,7 @@ func (t *Thread) End() {
 	if t == nil || t.ended.Load() {
 		return
 	}
+	t.EndStage() // a stage in progress ends with its thread
 	for {
 		g := t.guard.Load()
 		if g&genMask != t.owner || g&guardEnded != 0 {

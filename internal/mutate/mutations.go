@@ -252,6 +252,13 @@ var mutations = []mutation{
 			"\t\t\thidden := r.hiddenInSummary()\n\t\t\tif hidden {\n\t\t\t\tcontinue\n\t\t\t}\n"}},
 	},
 	{
+		area: "pfscore", name: "copystage-no-recheck", race: true, pkgs: pfscorePkgs,
+		desc: "copyStage accepts its copy without re-reading the guard word",
+		edits: []edit{{"pfscore/events_stages.go",
+			"\t\tfor i := range c.stageRow.cells {\n\t\t\tdst[i] = c.stageRow.cells[i].Load()\n\t\t}\n\t\tif c.guard.Load() == g {",
+			"\t\tfor i := range c.stageRow.cells {\n\t\t\tdst[i] = c.stageRow.cells[i].Load()\n\t\t}\n\t\tif true {"}},
+	},
+	{
 		area: "pfscore", name: "plan-null-ignored", pkgs: pfscorePkgs,
 		desc: "a row plan renders a null column's zero value instead of NULL",
 		edits: []edit{{"pfscore/columns.go",

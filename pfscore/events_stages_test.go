@@ -1,0 +1,236 @@
+package pfscore
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// stageFixture is a schema with the stage consumers on, two stage classes,
+// a mutex and a thread class.
+type stageFixture struct {
+	*fixture
+	parse, write *Class
+}
+
+func newStageFixture(t testing.TB, opts ...Option) *stageFixture {
+	f := newFixture(t, append([]Option{WithConsumer(ConsumerEventsStagesCurrent, true),
+		WithConsumer(ConsumerEventsStagesHistory, true), WithConsumer(ConsumerEventsStagesHistoryLong, true)}, opts...)...)
+	return &stageFixture{fixture: f,
+		parse: f.s.MustRegister("stage/test/parsing", WithDefault(true, true)),
+		write: f.s.MustRegister("stage/test/writing", WithDefault(true, true))}
+}
+
+func TestStageEvents(t *testing.T) {
+	f := newStageFixture(t)
+	th := f.s.NewThread(f.thread, ThreadOptions{User: "alice", Host: "web1"})
+	defer th.End()
+
+	th.StartStage(f.parse, "handler.go:10")
+	waitOnce(f.m, th) // nests in the stage
+	th.SetStageProgress(3, 10)
+	cur := f.s.EventsStagesCurrent()
+	if len(cur) != 1 || !cur[0].InProgress || cur[0].EventName != f.parse.Name() || !cur[0].HasProgress ||
+		cur[0].WorkCompleted != 3 || cur[0].WorkEstimated != 10 || cur[0].Source != "handler.go:10" || !cur[0].Timed {
+		t.Fatalf("events_stages_current during the stage: %+v", cur)
+	}
+	parseID := cur[0].EventID
+	waits := f.s.EventsWaitsCurrent()
+	if len(waits) != 1 || waits[0].NestingEventID != parseID || waits[0].NestingEventType != NestingStage {
+		t.Errorf("the wait does not nest in the stage %d: %+v", parseID, waits)
+	}
+
+	th.StartStage(f.write, "handler.go:20") // ends parsing
+	th.EndStage()
+	th.EndStage() // nothing in progress: nothing happens
+
+	hist := f.s.EventsStagesHistory()
+	if len(hist) != 2 || hist[0].EventName != f.parse.Name() || hist[1].EventName != f.write.Name() ||
+		hist[0].InProgress || hist[1].InProgress || hist[0].EndEventID < hist[0].EventID ||
+		hist[0].TimerEnd < hist[0].TimerStart || hist[0].TimerWait != hist[0].TimerEnd-hist[0].TimerStart ||
+		hist[1].HasProgress || !hist[0].HasProgress {
+		t.Errorf("events_stages_history: %+v", hist)
+	}
+	if long := f.s.EventsStagesHistoryLong(); len(long) != 2 {
+		t.Errorf("events_stages_history_long: %+v", long)
+	}
+	if cur := f.s.EventsStagesCurrent(); len(cur) != 1 || cur[0].EventName != f.write.Name() || cur[0].InProgress {
+		t.Errorf("events_stages_current after the stages: %+v", cur)
+	}
+	// A wait after the stages nests in nothing.
+	waitOnce(f.m, th)
+	if w := f.s.EventsWaitsCurrent(); len(w) != 1 || w[0].NestingEventID != 0 {
+		t.Errorf("a wait outside any stage: %+v", w)
+	}
+
+	for table, where := range map[string]map[string]Value{
+		"events_stages_summary_global_by_event_name":     {"EVENT_NAME": f.parse.Name()},
+		"events_stages_summary_by_thread_by_event_name":  {"THREAD_ID": th.ID(), "EVENT_NAME": f.parse.Name()},
+		"events_stages_summary_by_account_by_event_name": {"USER": "alice", "HOST": "web1", "EVENT_NAME": f.parse.Name()},
+		"events_stages_summary_by_user_by_event_name":    {"USER": "alice", "EVENT_NAME": f.parse.Name()},
+		"events_stages_summary_by_host_by_event_name":    {"HOST": "web1", "EVENT_NAME": f.parse.Name()},
+	} {
+		if n := count(t, f.s, table, where); n != 1 {
+			t.Errorf("%s: COUNT_STAR %d, want 1", table, n)
+		}
+	}
+	// Only stage classes are listed in the stage summaries.
+	if rows := findRows(t, f.s, "events_stages_summary_global_by_event_name", map[string]Value{"EVENT_NAME": f.mutex.Name()}); len(rows) != 0 {
+		t.Errorf("a mutex class in the stage summary: %v", rows)
+	}
+}
+
+// TestStageSwitchedOff: a disabled class begins no stage (and ends the one in
+// progress); without the current consumer a stage still counts in the
+// summaries but has no row.
+func TestStageSwitchedOff(t *testing.T) {
+	f := newStageFixture(t)
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	defer th.End()
+	th.StartStage(f.parse, "")
+	off := false
+	if _, err := f.s.UpdateInstruments(f.write.Name(), &off, nil); err != nil {
+		t.Fatal(err)
+	}
+	th.StartStage(f.write, "") // ends parsing, begins nothing
+	if cur := f.s.EventsStagesCurrent(); len(cur) != 1 || cur[0].EventName != f.parse.Name() || cur[0].InProgress {
+		t.Errorf("after a disabled stage: %+v", cur)
+	}
+	th.StartStage(f.mutex, "") // not a stage class: the same
+	f.s.SetConsumer(ConsumerEventsStagesCurrent, false)
+	th.StartStage(f.parse, "")
+	th.EndStage()
+	if n := count(t, f.s, "events_stages_summary_by_thread_by_event_name", map[string]Value{"THREAD_ID": th.ID(), "EVENT_NAME": f.parse.Name()}); n != 2 {
+		t.Errorf("parsing counted %d times, want 2", n)
+	}
+	if h := f.s.EventsStagesHistory(); len(h) != 1 {
+		t.Errorf("history with the current consumer off: %+v", h)
+	}
+	// A nil or ended thread is no thread.
+	var nilThread *Thread
+	nilThread.StartStage(f.parse, "")
+	nilThread.SetStageProgress(1, 2)
+	nilThread.EndStage()
+}
+
+// TestStageEndsWithThread: a stage in progress when its thread ends counts,
+// and its row is gone with the thread.
+func TestStageEndsWithThread(t *testing.T) {
+	f := newStageFixture(t)
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	th.StartStage(f.parse, "")
+	th.End()
+	if n := count(t, f.s, "events_stages_summary_global_by_event_name", map[string]Value{"EVENT_NAME": f.parse.Name()}); n != 1 {
+		t.Errorf("global after the thread ended: %d, want 1", n)
+	}
+	if cur := f.s.EventsStagesCurrent(); len(cur) != 0 {
+		t.Errorf("an ended thread's stage row: %+v", cur)
+	}
+	// Its storage, reused, starts with no stage.
+	th2 := f.s.NewThread(f.thread, ThreadOptions{})
+	defer th2.End()
+	th2.EndStage()
+	if h := f.s.EventsStagesHistory(); len(h) != 0 {
+		t.Errorf("history of the new thread: %+v", h)
+	}
+}
+
+func TestStagesTruncate(t *testing.T) {
+	f := newStageFixture(t)
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	defer th.End()
+	th.StartStage(f.parse, "")
+	th.EndStage()
+	for _, table := range []string{"events_stages_current", "events_stages_history", "events_stages_history_long"} {
+		if err := f.s.Truncate(table); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(f.s.EventsStagesCurrent())+len(f.s.EventsStagesHistory())+len(f.s.EventsStagesHistoryLong()) != 0 {
+		t.Error("rows after TRUNCATE")
+	}
+	if err := f.s.Truncate("events_stages_summary_global_by_event_name"); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, f.s, "events_stages_summary_by_thread_by_event_name", map[string]Value{"THREAD_ID": th.ID(), "EVENT_NAME": f.parse.Name()}); n != 0 {
+		t.Errorf("by_thread after TRUNCATE of the global summary: %d", n)
+	}
+	th.StartStage(f.parse, "")
+	if cur := f.s.EventsStagesCurrent(); len(cur) != 1 || !cur[0].InProgress {
+		t.Errorf("the next stage shows again: %+v", cur)
+	}
+}
+
+// TestStageRowsNotTornConcurrentSafe: one goroutine drives a thread through
+// stages whose progress satisfies WORK_ESTIMATED = 2*WORK_COMPLETED + 1 and
+// WORK_COMPLETED = EVENT_ID; readers check every row they get. Then two
+// goroutines misuse the same Thread, with progress of another range that
+// keeps the first relation: no row may mix two writes.
+func TestStageRowsNotTornConcurrentSafe(t *testing.T) {
+	f := newStageFixture(t)
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	defer th.End()
+	n := 300000
+	if testing.Short() {
+		n = 30000
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	const misused = 1 << 40
+	check := func(e StageEvent) {
+		if e.HasProgress && (e.WorkEstimated != 2*e.WorkCompleted+1 || e.WorkCompleted < misused && e.WorkCompleted != e.EventID) {
+			t.Errorf("torn stage row: %+v", e)
+			stop.Store(true)
+		}
+	}
+	wg.Add(2)
+	go func() { // the tables, now and then
+		defer wg.Done()
+		for !stop.Load() {
+			for _, e := range f.s.EventsStagesCurrent() {
+				check(e)
+			}
+			for _, e := range f.s.EventsStagesHistory() {
+				check(e)
+			}
+		}
+	}()
+	go func() { // the current row as fast as it can be copied
+		defer wg.Done()
+		var row [stageWidth]uint64
+		for !stop.Load() {
+			if th.copyStage(&row) {
+				if e, ok := f.s.decodeStage(row[:]); ok {
+					check(e)
+				}
+			}
+		}
+	}()
+	drive := func(n int, owner bool) {
+		for i := 0; i < n && !stop.Load(); i++ {
+			c := f.parse
+			if i%2 == 1 {
+				c = f.write
+			}
+			th.StartStage(c, "")
+			if !owner {
+				k := uint64(misused + i)
+				th.SetStageProgress(k, 2*k+1)
+			} else if cur := th.stage; cur.on && cur.event { // the owner's own state
+				th.SetStageProgress(cur.id, 2*cur.id+1)
+			}
+		}
+	}
+	drive(n, true)
+	// A misuse: two goroutines on the Thread. Progress is then set from a
+	// stale idea of the current stage, so rows may show no progress or
+	// another stage's, but never a mix of two writes.
+	var misuse sync.WaitGroup
+	for range 2 {
+		misuse.Add(1)
+		go func() { defer misuse.Done(); drive(n/4, false) }()
+	}
+	misuse.Wait()
+	stop.Store(true)
+	wg.Wait()
+}
