@@ -1,6 +1,7 @@
 // Package instrument is the provider API a Go service imports: drop-in
-// Mutex, RWMutex and Cond, wrapped files and sockets, idle waits, and
-// explicit threads (actors) carried in a context.Context. Each instrument
+// Mutex, RWMutex and Cond, wrapped files and sockets, idle waits, stages
+// (StageClass: the phases of a thread's work), and explicit threads
+// (actors) carried in a context.Context. Each instrument
 // reports its events to a performance schema (package pfscore), which keeps
 // what MySQL's performance_schema keeps: the current and recent events of
 // every thread, and summaries by event name, thread, account, user, host and
@@ -29,7 +30,9 @@
 // Instrument names follow the performance_schema taxonomy and are also
 // valid OpenTelemetry instrument names: wait/synch/mutex/<component>/<name>,
 // wait/synch/rwlock/…, wait/synch/cond/…, wait/io/file/…, wait/io/socket/…,
-// thread/<component>/<name>. A class registers on first use. An invalid
+// stage/<component>/<name>, thread/<component>/<name> (MySQL's stage names
+// hold spaces, "stage/sql/Sending data"; OpenTelemetry's names cannot, so
+// here an underscore takes a space's place). A class registers on first use. An invalid
 // name, a name of another kind than the constructor's, or a full schema,
 // gives a working but uninstrumented object: the instrumentation never stops
 // the service. The failure is reported to the error handler

@@ -1,5 +1,5 @@
 // Package pfscore is the otelpfs engine: instrument classes, setup tables,
-// threads and actors, object instances, wait events, summaries, lost
+// threads and actors, object instances, wait and stage events, summaries, lost
 // counters and the virtual tables that readers query.
 //
 // # Storage
