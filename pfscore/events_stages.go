@@ -39,7 +39,8 @@ const (
 // stageState is the thread's stage in progress, its owner's (written in
 // write sections only).
 type stageState struct {
-	on      bool // a stage is in progress
+	nest    uint64 // the EVENT_ID waits nest in: id while a stage with a current row is in progress, else 0
+	on      bool   // a stage is in progress
 	class   int
 	id      uint64 // its EVENT_ID
 	timer   hwclock.Timer
@@ -136,6 +137,7 @@ func (t *Thread) beginStage(c *Class, src uint64) {
 	st.history = cons&(1<<ConsumerEventsStagesHistory) != 0 && t.stageHistory != nil
 	st.long = cons&(1<<ConsumerEventsStagesHistoryLong) != 0 && s.stagesLong != nil
 	st.id = t.eventID
+	st.nest = st.id
 	t.eventID++
 	c2 := &t.stageRow.cells
 	c2[sThreadID].Set(t.id)
@@ -157,7 +159,7 @@ func (t *Thread) endStage() {
 	if !st.on {
 		return
 	}
-	st.on = false
+	st.on, st.nest = false, 0
 	var end, wait uint64
 	if st.timed {
 		end = st.timer.Now()
@@ -186,12 +188,7 @@ func (t *Thread) endStage() {
 
 // stageNesting returns the EVENT_ID a wait beginning now nests in: the
 // stage in progress with a current row, or 0. In a write section.
-func (t *Thread) stageNesting() uint64 {
-	if st := &t.stage; st.on && st.event {
-		return st.id
-	}
-	return 0
-}
+func (t *Thread) stageNesting() uint64 { return t.stage.nest }
 
 // copyStage copies the thread's current stage row with the seqlock protocol
 // on the guard word (see copyWaits); it reports false if it got no stable
