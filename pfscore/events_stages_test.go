@@ -117,11 +117,18 @@ func TestStageSwitchedOff(t *testing.T) {
 // and its row is gone with the thread.
 func TestStageEndsWithThread(t *testing.T) {
 	f := newStageFixture(t)
-	th := f.s.NewThread(f.thread, ThreadOptions{})
+	th := f.s.NewThread(f.thread, ThreadOptions{User: "u", Host: "h"})
 	th.StartStage(f.parse, "")
 	th.End()
-	if n := count(t, f.s, "events_stages_summary_global_by_event_name", map[string]Value{"EVENT_NAME": f.parse.Name()}); n != 1 {
-		t.Errorf("global after the thread ended: %d, want 1", n)
+	for table, where := range map[string]map[string]Value{
+		"events_stages_summary_by_account_by_event_name": {"USER": "u", "HOST": "h", "EVENT_NAME": f.parse.Name()},
+		"events_stages_summary_by_user_by_event_name":    {"USER": "u", "EVENT_NAME": f.parse.Name()},
+		"events_stages_summary_by_host_by_event_name":    {"HOST": "h", "EVENT_NAME": f.parse.Name()},
+		"events_stages_summary_global_by_event_name":     {"EVENT_NAME": f.parse.Name()},
+	} {
+		if n := count(t, f.s, table, where); n != 1 {
+			t.Errorf("%s after the thread ended: %d, want 1", table, n)
+		}
 	}
 	if cur := f.s.EventsStagesCurrent(); len(cur) != 0 {
 		t.Errorf("an ended thread's stage row: %+v", cur)
