@@ -68,7 +68,8 @@ type Thread struct {
 // threadCore is a thread's storage, recycled from one thread to the next.
 type threadCore struct {
 	// guard says whose the storage is, admits one writer at a time, and is
-	// the sequence word of the current-wait stack's seqlock:
+	// the sequence word of the seqlock of its current rows (the wait stack
+	// and the stage):
 	//
 	//	owner | seq<<2          owned by the thread owner names, idle
 	//	owner | seq<<2 | busy   a write section in progress
@@ -79,8 +80,8 @@ type threadCore struct {
 	// the top 24 bits; each Thread handle keeps the one it was given
 	// (Thread.owner). A generation is never given out twice: storage that
 	// served 2^24-1 threads is retired (see putCore), so a handle whose
-	// thread ended never again matches its storage's guard. seq counts the write sections completed, mod
-	// 2^38.
+	// thread ended never again matches its storage's guard. seq counts the
+	// write sections completed, mod 2^38.
 	//
 	// A write section (enter ... leave) starts with a compare-and-swap from
 	// an idle word of the handle's owner to the same word with busy set,
@@ -92,9 +93,9 @@ type threadCore struct {
 	// compare-and-swap, its owner being older. Only NewThread, holding a
 	// core no reader can reach (see Schema.readers), stores a new owner.
 	//
-	// Readers of the current-wait stack use it as a seqlock (see
-	// threadCore.copyWaits): a copy made between two equal loads of an idle
-	// word is one no section wrote during. One word doing both saves the
+	// Readers of the current rows use it as a seqlock (see
+	// threadCore.copyWaits and copyStage): a copy made between two equal
+	// loads of an idle word is one no section wrote during. One word doing both saves the
 	// stack's own sequence stores: a section costs one compare-and-swap and
 	// one store, whatever it writes.
 	guard atomic.Uint64
