@@ -161,7 +161,8 @@ func WithMaxClasses(n int) Option {
 }
 
 // WithWaitsHistorySize sets events_waits_history's rows per thread
-// (performance_schema_events_waits_history_size). By default 10.
+// (performance_schema_events_waits_history_size). By default 10, at most
+// 1024.
 func WithWaitsHistorySize(n int) Option {
 	return optionFunc(func(c config) config {
 		c.waitsHistorySize = max(n, 0)
@@ -178,8 +179,13 @@ func WithWaitsHistoryLongSize(n int) Option {
 	})
 }
 
+// maxHistoryPerThread bounds a per-thread history's rows, as MySQL bounds
+// performance_schema_events_*_history_size.
+const maxHistoryPerThread = 1024
+
 // WithStagesHistorySize sets events_stages_history's rows per thread
-// (performance_schema_events_stages_history_size). By default 10.
+// (performance_schema_events_stages_history_size). By default 10, at most
+// 1024.
 func WithStagesHistorySize(n int) Option {
 	return optionFunc(func(c config) config {
 		c.stagesHistory = max(n, 0)

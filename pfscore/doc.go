@@ -145,6 +145,14 @@
 //     address).
 //   - setup_timers is kept, as in MySQL 5.7, with its idle default of
 //     MICROSECOND.
+//   - Stages and idle waits have no instances: they count in the threads'
+//     statistics only, so with thread_instrumentation off they count
+//     nowhere (MySQL adds them to global totals then).
+//   - The wait and stage summaries by thread, account, user and host share
+//     one MIN/MAX epoch: a TRUNCATE of one family's such table restarts the
+//     other's extremes too (widened to include AVG), never its counts.
+//   - A stage's history consumers and its thread's HISTORY are read when
+//     it starts, as a wait's are (MySQL reads a stage's when it ends).
 //   - setup_actors' HOST compares byte for byte, as its USER and ROLE and
 //     setup_objects' OBJECT_SCHEMA and OBJECT_NAME do in MySQL (MySQL's HOST
 //     is case-insensitive ASCII): the engine matches a thread's host exactly.

@@ -51,8 +51,13 @@ type stageState struct {
 	start   uint64
 }
 
-// stageSlot is the thread's current (or last) stage row.
+// stageSlot is the thread's current (or last) stage row, with a sequence
+// word of its own: the guard word's sequence moves with every wait, and a
+// stage row read through it would drop out of events_stages_current while
+// its thread waits. The guard still admits one writer at a time; seq only
+// tells readers the row is being written.
 type stageSlot struct {
+	seq   owned.Seq
 	cells [stageWidth]owned.Uint64
 }
 
@@ -103,15 +108,17 @@ func (t *Thread) SetStageProgress(completed, estimated uint64) {
 		return
 	}
 	if st := &t.stage; st.on && st.event {
+		t.stageRow.seq.BeginWrite()
 		t.stageRow.cells[sCompleted].Set(completed + 1)
 		t.stageRow.cells[sEstimated].Set(estimated + 1)
+		t.stageRow.seq.EndWrite()
 	}
 	t.leave(g)
 }
 
 // beginStage starts a stage of class c, in a write section.
 func (t *Thread) beginStage(c *Class, src uint64) {
-	if c == nil || c.kind != KindStage {
+	if c == nil || c.kind != KindStage || !t.s.owns(c) {
 		return
 	}
 	f := c.flags.Load()
@@ -139,6 +146,7 @@ func (t *Thread) beginStage(c *Class, src uint64) {
 	st.id = t.eventID
 	st.nest = st.id
 	t.eventID++
+	t.stageRow.seq.BeginWrite()
 	c2 := &t.stageRow.cells
 	c2[sThreadID].Set(t.id)
 	c2[sEventID].Set(st.id)
@@ -150,6 +158,7 @@ func (t *Thread) beginStage(c *Class, src uint64) {
 	c2[sEstimated].Set(0)
 	c2[sSource].Set(src)
 	c2[sMisc].Set(uint64(st.timer) << miscTimer)
+	t.stageRow.seq.EndWrite()
 }
 
 // endStage ends the stage in progress, if any, in a write section: its time
@@ -170,8 +179,10 @@ func (t *Thread) endStage() {
 		return
 	}
 	c := &t.stageRow.cells
+	t.stageRow.seq.BeginWrite()
 	c[sEndEventID].Set(t.eventID) // the last EVENT_ID so far, stored +1
 	c[sTimerEnd].Set(end)
+	t.stageRow.seq.EndWrite()
 	if st.history || st.long {
 		var row [stageWidth]uint64
 		for i := range c {
@@ -191,18 +202,18 @@ func (t *Thread) endStage() {
 func (t *Thread) stageNesting() uint64 { return t.stage.nest }
 
 // copyStage copies the thread's current stage row with the seqlock protocol
-// on the guard word (see copyWaits); it reports false if it got no stable
-// copy.
+// on the row's own sequence (see stageSlot); it reports false if it got no
+// stable copy, the row being rewritten all along.
 func (c *threadCore) copyStage(dst *[stageWidth]uint64) bool {
-	for range 16 {
-		g := c.guard.Load()
-		if g&guardBusy != 0 {
+	for range 64 {
+		v := c.stageRow.seq.Load()
+		if v&1 != 0 {
 			continue
 		}
 		for i := range c.stageRow.cells {
 			dst[i] = c.stageRow.cells[i].Load()
 		}
-		if c.guard.Load() == g {
+		if c.stageRow.seq.Load() == v {
 			return true
 		}
 	}

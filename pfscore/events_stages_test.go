@@ -241,3 +241,35 @@ func TestStageRowsNotTornConcurrentSafe(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 }
+
+// TestOtherSchemasThread: a thread of another schema is no thread to this
+// schema's instruments: its class indexes mean other classes there.
+func TestOtherSchemasThread(t *testing.T) {
+	a := newStageFixture(t)
+	b := newStageFixture(t)
+	tb := b.s.NewThread(b.thread, ThreadOptions{})
+	defer tb.End()
+	waitOnce(a.m, tb)          // a's mutex, b's thread
+	tb.StartStage(a.parse, "") // a's stage class, b's thread
+	tb.EndStage()
+	if n := count(t, a.s, "events_waits_summary_global_by_event_name", map[string]Value{"EVENT_NAME": a.mutex.Name()}); n != 1 {
+		t.Errorf("a's mutex counted %d waits, want 1", n)
+	}
+	res, err := b.s.Query("events_waits_summary_by_thread_by_event_name", Query{Where: []string{"COUNT_STAR > 0"}})
+	if err != nil || len(res.Rows) != 0 {
+		t.Errorf("b's thread shows a's wait: %v %v", res.Rows, err)
+	}
+	if h := b.s.EventsStagesHistory(); len(h) != 0 {
+		t.Errorf("b's thread shows a's stage: %+v", h)
+	}
+}
+
+func TestHistorySizeBounded(t *testing.T) {
+	s, err := New(WithoutEnvironment(), WithWaitsHistorySize(1<<20), WithStagesHistorySize(5000))
+	if err == nil {
+		t.Fatal("a history of 2^20 rows per thread accepted")
+	}
+	if s.cfg.waitsHistorySize != maxHistoryPerThread || s.cfg.stagesHistory != maxHistoryPerThread {
+		t.Errorf("sizes %d, %d; want both bounded to %d", s.cfg.waitsHistorySize, s.cfg.stagesHistory, maxHistoryPerThread)
+	}
+}

@@ -203,7 +203,7 @@ func (s *Schema) beginWait(w *WaitState, c *Class, t *Thread, op Operation, inst
 		w.timer = s.timers.Timer(tc)
 		w.start = w.timer.Now()
 	}
-	if t == nil || t.ended.Load() { // an ended thread's handle is no thread
+	if t == nil || t.ended.Load() || t.s != s { // an ended thread's handle, or another schema's thread, is no thread
 		return true
 	}
 	cons := s.consumers.Load() & t.mask.Load()
@@ -248,7 +248,7 @@ func (t *Thread) beginWaitEvent(w *WaitState, op Operation, inst, name, source u
 	var nestType NestingType
 	if level > 0 {
 		nestID, nestType = t.waits[level-1].cells[wEventID].Load(), NestingWait
-	} else if id := t.stageNesting(); id != 0 {
+	} else if id := t.stageNesting(); id != 0 && op != OpIdle { // MySQL nests no idle wait
 		nestID, nestType = id, NestingStage
 	}
 	misc := uint64(op) | uint64(nestType)<<8 | uint64(w.timer)<<miscTimer

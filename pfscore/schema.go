@@ -170,6 +170,19 @@ func New(opts ...Option) (*Schema, error) {
 	s.conds = store.MustNewContainer[syncInstance]("cond_container", container(cfg.maxInstances[KindCond]))
 	s.fileInsts = store.MustNewContainer[ioInstance]("file_container", container(cfg.maxInstances[KindFile]))
 	s.socketInsts = store.MustNewContainer[ioInstance]("socket_container", container(cfg.maxInstances[KindSocket]))
+	// Per-thread history rings are made with each thread's storage, where
+	// an error has nowhere to go: their sizes are checked here, against
+	// MySQL's own bound.
+	for _, h := range []struct {
+		size *int
+		name string
+	}{{&cfg.waitsHistorySize, "events_waits_history"}, {&cfg.stagesHistory, "events_stages_history"}} {
+		if *h.size > maxHistoryPerThread {
+			errs = append(errs, fmt.Errorf("%s size %d: at most %d rows per thread", h.name, *h.size, maxHistoryPerThread))
+			*h.size = maxHistoryPerThread
+		}
+	}
+	s.cfg = cfg // with the sizes bounded
 	if cfg.waitsLongSize > 0 {
 		g, err := rings.NewGlobal(cfg.waitsLongSize, waitWidth)
 		if err != nil {
@@ -290,6 +303,13 @@ func (s *Schema) Class(name string) *Class { return s.lookupClass(name) }
 // Classes returns every registered class in registration order. The slice
 // is shared: do not modify it.
 func (s *Schema) Classes() []*Class { return *s.classes.Load() }
+
+// owns reports whether c is one of s's classes: a class of another schema
+// indexes another schema's class list.
+func (s *Schema) owns(c *Class) bool {
+	cs := s.Classes()
+	return c.index < len(cs) && cs[c.index] == c
+}
 
 // maybeReclaim returns the memory of container pages that stayed empty (see
 // store.Container.Reclaim), at most every half WithReclaimIdle. The slow paths call

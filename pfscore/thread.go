@@ -249,10 +249,10 @@ func (s *Schema) takeCore() *threadCore {
 	}
 	c := &threadCore{}
 	if n := s.cfg.waitsHistorySize; n > 0 {
-		c.history, _ = rings.NewPerThread(n, waitWidth) // sizes are validated by config
+		c.history, _ = rings.NewPerThread(n, waitWidth) // New bounded the size
 	}
 	if n := s.cfg.stagesHistory; n > 0 {
-		c.stageHistory, _ = rings.NewPerThread(n, stageWidth)
+		c.stageHistory, _ = rings.NewPerThread(n, stageWidth) // likewise
 	}
 	empty := []ownedStat{}
 	c.stats.Store(&empty)

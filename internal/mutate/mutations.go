@@ -253,9 +253,9 @@ var mutations = []mutation{
 	},
 	{
 		area: "pfscore", name: "copystage-no-recheck", race: true, pkgs: pfscorePkgs,
-		desc: "copyStage accepts its copy without re-reading the guard word",
+		desc: "copyStage accepts its copy without re-reading the row's sequence",
 		edits: []edit{{"pfscore/events_stages.go",
-			"\t\tfor i := range c.stageRow.cells {\n\t\t\tdst[i] = c.stageRow.cells[i].Load()\n\t\t}\n\t\tif c.guard.Load() == g {",
+			"\t\tfor i := range c.stageRow.cells {\n\t\t\tdst[i] = c.stageRow.cells[i].Load()\n\t\t}\n\t\tif c.stageRow.seq.Load() == v {",
 			"\t\tfor i := range c.stageRow.cells {\n\t\t\tdst[i] = c.stageRow.cells[i].Load()\n\t\t}\n\t\tif true {"}},
 	},
 	{
