@@ -71,8 +71,13 @@ func (t *Thread) StartStage(c *Class, source string) {
 		return
 	}
 	var src uint64
-	if source != "" {
-		src = t.s.names.Intern(source)
+	if source != "" && c != nil && t.s.owns(c) { // the cache holds ids of c's schema only
+		if e := c.source.Load(); e != nil && e.s == source {
+			src = e.id
+		} else {
+			src = t.s.names.Intern(source)
+			c.source.Store(&internedSource{source, src})
+		}
 	}
 	g, ok := t.enter()
 	if !ok {
@@ -81,6 +86,12 @@ func (t *Thread) StartStage(c *Class, source string) {
 	t.endStage()
 	t.beginStage(c, src)
 	t.leave(g)
+}
+
+// internedSource is a SOURCE string and its id in the schema's names.
+type internedSource struct {
+	s  string
+	id uint64
 }
 
 // EndStage ends the stage in progress on t, if any.

@@ -1,6 +1,7 @@
 package pfscore
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -271,5 +272,29 @@ func TestHistorySizeBounded(t *testing.T) {
 	}
 	if s.cfg.waitsHistorySize != maxHistoryPerThread || s.cfg.stagesHistory != maxHistoryPerThread {
 		t.Errorf("sizes %d, %d; want both bounded to %d", s.cfg.waitsHistorySize, s.cfg.stagesHistory, maxHistoryPerThread)
+	}
+}
+
+// TestStageSourceCache: a class caches its last SOURCE's id; another source,
+// or the class's use from another schema's thread, never shows a wrong one.
+func TestStageSourceCache(t *testing.T) {
+	a := newStageFixture(t)
+	b := newStageFixture(t)
+	tb := b.s.NewThread(b.thread, ThreadOptions{})
+	defer tb.End()
+	tb.StartStage(a.parse, "other.go:1") // refused: must not fill a's cache with b's ids
+	ta := a.s.NewThread(a.thread, ThreadOptions{})
+	defer ta.End()
+	for _, src := range []string{"one.go:1", "one.go:1", "two.go:2", "one.go:1"} {
+		ta.StartStage(a.parse, src)
+	}
+	ta.EndStage()
+	h := a.s.EventsStagesHistory()
+	var got []string
+	for _, e := range h {
+		got = append(got, e.Source)
+	}
+	if want := []string{"one.go:1", "one.go:1", "two.go:2", "one.go:1"}; !slices.Equal(got, want) {
+		t.Errorf("sources %q, want %q", got, want)
 	}
 }

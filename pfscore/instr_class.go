@@ -178,6 +178,10 @@ const (
 // class are collected and timed.
 type Class struct {
 	flags atomic.Uint32
+	// source caches the SOURCE last given to the class's stages, interned
+	// (see Thread.StartStage): a stage class is started with the same
+	// source again and again.
+	source atomic.Pointer[internedSource]
 
 	name       string
 	kind       Kind
