@@ -1,7 +1,8 @@
 // Package bench holds otelpfs's side-by-side benchmarks: each hot path of the
 // library next to its raw baseline and its peers (sync.Mutex, time.Now, the
 // OpenTelemetry SDK's instruments, prometheus/client_golang,
-// DataDog/go-sqllexer). It is a module of its own so that peers never enter
+// DataDog/go-sqllexer, XSAM/otelsql over the pure-Go driver
+// modernc.org/sqlite). It is a module of its own so that peers never enter
 // the library's go.mod.
 //
 // Run them with make bench, which repeats each benchmark and summarizes the
