@@ -11,22 +11,30 @@
 //
 // A row is a fixed number of 64-bit words (the ring's width), chosen at
 // construction; pfscore encodes an event record (ids, timestamps, interned
-// name indexes) into them. Rows hold no Go pointers. Storage is one flat
-// slice of owned.Uint64 cells, rows*width long, and one slice of rows version
-// words.
+// name indexes) into them. The garbage collector does not look into words,
+// so a row that must point at Go memory (a statement's SQL text, its digest
+// text, its schema name) also carries a fixed number of ref cells (the
+// ring's Refs, 0 to 64, chosen with NewPerThreadRefs or NewGlobalRefs): Go
+// pointers, seen and kept alive by the collector ("Refs" below). Storage is
+// one flat slice of owned.Uint64 cells, rows*width long, one flat slice of
+// atomic.Pointer ref cells, rows*refs long (none when refs is 0), and one
+// slice of rows version words.
 //
 // # Methods and their contracts
 //
-//	PerThread.Append, PerThread.Begin    owner only: one goroutine at a time
-//	Slot.Set, Slot.Commit                the goroutine that called Begin
-//	Global.Append, Global.Begin          safe for concurrent use
-//	AppendRows, Reset, Lost, Rows, Width safe for concurrent use, on both
+//	PerThread.Append, .AppendRefs, .Begin  owner only: one goroutine at a time
+//	Slot.Set, Slot.Commit                  the goroutine that called Begin
+//	Global.Append, .AppendRefs, .Begin     safe for concurrent use
+//	AppendRows, AppendRowsRefs, Reset,     safe for concurrent use, on both
+//	Lost, Rows, Width, Refs
 //
-// Append(row) stores a whole row. Begin returns a Slot to fill word by word
-// with Set and publish with Commit; Global.Begin may return a discard slot
-// (Slot.OK false) on which Set and Commit do nothing. AppendRows appends the
-// rows, oldest first, width words each, to a caller's buffer. Reset is
-// TRUNCATE TABLE.
+// Append(row) stores a whole row; AppendRefs(row, refs) stores a whole row
+// and its refs. Begin returns a Slot to fill word by word with Set and
+// publish with Commit; Global.Begin may return a discard slot (Slot.OK
+// false) on which Set and Commit do nothing. Append and Begin leave a row's
+// refs nil. AppendRows appends the rows, oldest first, width words each, to
+// a caller's buffer; AppendRowsRefs also appends their refs, Refs each, in
+// the same order, to a second buffer. Reset is TRUNCATE TABLE.
 //
 // # Tickets and version words
 //
@@ -66,8 +74,9 @@
 // A PerThread's owner claims its next slot with Swap: the slot holds a row
 // of its own. A Global's writer claims slot s for ticket t with a CAS from
 // the value it loaded, and only if that value is free, or committed with a
-// ticket older than t. Cells are stored only by the slot's owner, so every
-// owned.Uint64 has one writer at a time, as the owned contract requires.
+// ticket older than t. Cells and ref cells are stored only by the slot's
+// owner, so every owned.Uint64 has one writer at a time, as the owned
+// contract requires.
 //
 // # Collisions (Global)
 //
@@ -102,14 +111,18 @@
 //	                              see owned.BeginStore); head = t+1
 //	    CAS failed: another writer moved; back to 2
 //	4.  cells[s*w .. s*w+w-1].Set(...)          dirty(t)   plain stores
+//	    refs[s*r .. s*r+r-1].Store(...)         dirty(t)   atomic stores,
+//	                                                       only where changed
 //	5.  seq[s].Store(committed(t))         ->  committed(t)   (owned.EndStore)
 //
 //	    reader
 //	a.  b = base.Load(); h = head.Load(); lo = h - min(N, h-b)
 //	b.  for each slot: v1 = seq.Load(); committed and ticket >= lo?
-//	c.      copy the cells with Load; v2 = seq.Load(); keep if v1 == v2
+//	c.      copy the cells and ref cells with Load; v2 = seq.Load();
+//	        keep if v1 == v2 (a copy not kept is overwritten by the next)
 //	d.  b' = base.Load(); h' = head.Load(); keep tickets in [max(lo, b'), h')
-//	e.  order the kept rows by ticket, oldest first
+//	e.  order the kept rows by ticket, oldest first; each row's refs move
+//	    with it, and the ref slots of rows not kept are cleared
 //
 // # Ordering guarantees
 //
@@ -124,6 +137,14 @@
 // no cell store of step 4 is performed before it, on amd64 stores are not
 // reordered; readers load cells atomically (LDAR on arm64), so no cell load
 // is performed after the closing version load.
+//
+// Ref cells follow the same argument with atomic stores in place of plain
+// ones: a ref store of step 4 is a release store (STLR on arm64, XCHG on
+// amd64), performed after the claim before it; the commit of step 5 is
+// performed after it; readers load ref cells with atomic loads between
+// their two version loads, as they load words. So a reader that keeps a row
+// keeps exactly the refs appended with it: the refs of one AppendRefs, or
+// nil refs for a row of Append or Begin.
 //
 // What a reader returns: every row it returns was in the ring, whole, at
 // some instant during the call, and its rows come oldest first. A row
@@ -146,6 +167,34 @@
 // including one in progress: a PerThread publishes a ticket at Begin, a
 // Global at its counter increment. MySQL's TRUNCATE writes every
 // slot and resets the index instead, racing the writers that own them.
+//
+// # Refs
+//
+// A ref cell is an atomic.Pointer[byte]: whatever it points to, the
+// collector treats it as a pointer into that object, and every store goes
+// through the write barrier. AppendRefs takes the pointers as
+// unsafe.Pointer (a caller passes unsafe.StringData of a string, say) and
+// keeps them, not the slice that holds them, so the slice may be an array
+// on the caller's stack and AppendRefs allocates nothing. A writer stores a
+// cell only when its value changes: loading it is a plain move, storing it a
+// runtime call and a locked instruction, and the schema or digest text of a
+// slot's new row is often the one its old row had.
+//
+// A reader loads a ref as it loads a word, and may load a pointer that a
+// writer overwrites a moment later; that is safe for the collector, whose
+// write barrier shades the pointer a store overwrites, so a pointer a
+// goroutine has loaded stays valid for as long as the goroutine holds it. A
+// copy that the closing version load rejects is dropped, refs with it; the
+// ref slots of dstRefs that no returned row uses are cleared before
+// AppendRowsRefs returns, so a caller's buffer does not keep their targets
+// alive.
+//
+// Memory: a ref keeps its target alive until its slot is overwritten (by
+// AppendRefs with another pointer, or by Append or Begin, which store nil).
+// A ring of N rows keeps up to N rows' targets alive: for a statement
+// history, N SQL texts. Reset writes no slot, so a truncated ring keeps the
+// targets of the rows it cut alive until appends overwrite their slots;
+// that is accepted, as it keeps Reset O(1) and free of races with writers.
 //
 // # Accepted races and limits
 //
@@ -183,6 +232,18 @@
 //     memory and not the size the user configured; the multiply costs as
 //     much as a mask.
 //   - Rows in sync.Mutex: 16 ns per lock, contended in a Global.
+//   - Refs as uintptr words among the row's words: the collector would not
+//     see them, would free the text, and a reader would read reused memory.
+//   - Refs in a side table owned by pfscore (say a map from ticket to text),
+//     pruned as rows leave the ring: a lock or a second protocol, and
+//     allocations on the write side.
+//   - Plain pointer stores for refs inside the dirty window, as owned does
+//     for words: the compiler still emits the write barrier, and on amd64
+//     owned's ordering argument would carry over, for about 30 ns less with
+//     four changed refs; but they would need owned's race-build split and a
+//     pointer cell type in owned, and an argument of their own on arm64. The
+//     atomic stores keep refs within sync/atomic's contract, and a cell whose
+//     value does not change is not stored at all.
 //
 // # Cost
 //
@@ -195,8 +256,18 @@
 // when the row is at hand. AppendRows of a full 10,000-row ring costs about
 // 20 ns a row.
 //
+// Refs, on a 2-core Xeon VM where PerThread.Append of a 16-word row costs
+// about 27 ns and Global.Append about 57 ns (rings/rings_bench_test.go, 16
+// words and 4 refs): AppendRefs costs about 40-55 ns more when all four refs
+// change (each changed ref is a runtime call, a write barrier check and an
+// XCHG), and 8-15 ns more when none does (four loads and compares), 0
+// allocs/op either way. Append on a ring with refs costs the same loads, and
+// a store only for a ref that was not nil. AppendRowsRefs costs about 25 ns
+// a row more than AppendRows for four refs.
+//
 // # Imports
 //
-// The standard library and otelpfs's internal/owned only: rings is a leaf of
+// The standard library (sync/atomic; unsafe for the ref cells' pointers and
+// the padding) and otelpfs's internal/owned only: rings is a leaf of
 // otelpfs's dependency graph.
 package rings

@@ -7,7 +7,12 @@ const TicketMask = ticketMask
 
 // NewPerThreadAt returns a ring whose first append takes ticket t.
 func NewPerThreadAt(rows, width int, t uint64) (*PerThread, error) {
-	r, err := NewPerThread(rows, width)
+	return NewPerThreadRefsAt(rows, width, 0, t)
+}
+
+// NewPerThreadRefsAt is NewPerThreadAt for a ring with refs.
+func NewPerThreadRefsAt(rows, width, refs int, t uint64) (*PerThread, error) {
+	r, err := NewPerThreadRefs(rows, width, refs)
 	if err != nil {
 		return nil, err
 	}
@@ -19,7 +24,12 @@ func NewPerThreadAt(rows, width int, t uint64) (*PerThread, error) {
 // NewGlobalAt returns a ring whose 64-bit ticket counter starts at c: its
 // first ticket is c mod 2^62.
 func NewGlobalAt(rows, width int, c uint64) (*Global, error) {
-	g, err := NewGlobal(rows, width)
+	return NewGlobalRefsAt(rows, width, 0, c)
+}
+
+// NewGlobalRefsAt is NewGlobalAt for a ring with refs.
+func NewGlobalRefsAt(rows, width, refs int, c uint64) (*Global, error) {
+	g, err := NewGlobalRefs(rows, width, refs)
 	if err != nil {
 		return nil, err
 	}

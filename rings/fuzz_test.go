@@ -4,9 +4,10 @@ import (
 	"testing"
 )
 
-// FuzzAgainstReference decodes a ring's shape, a start for its counters and a
-// sequence of operations from the input, and runs them on both rings and the
-// mutex-based reference (runOps), comparing every copy-out.
+// FuzzAgainstReference decodes a ring's shape (rows, width and refs), a start
+// for its counters and a sequence of operations from the input, and runs them
+// on both rings and the mutex-based reference (runOpsRefs), comparing every
+// copy-out.
 func FuzzAgainstReference(f *testing.F) {
 	f.Add([]byte{3, 2, 0, 'a', 'a', 'a', 'a', 'c', 'r', 'a', 'c'})
 	f.Add([]byte{7, 1, 1, 'b', 'a', 'b', 'a', 'b', 'a', 'b', 'a', 'c'})
@@ -32,8 +33,9 @@ func FuzzAgainstReference(f *testing.F) {
 				ops = append(ops, op{'c', 0})
 			}
 		}
+		nrefs := int(in[1]/4) % 3
 		for _, kind := range []string{perThread, global} {
-			runOps(t, kind, rows, width, start, ops)
+			runOpsRefs(t, kind, rows, width, nrefs, start, ops)
 		}
 	})
 }

@@ -34,7 +34,15 @@ type Global struct {
 // NewGlobal returns a ring of rows slots, each a row of width 64-bit words,
 // all zero. Nothing is allocated after construction.
 func NewGlobal(rows, width int) (*Global, error) {
-	tb, err := newTable(rows, width)
+	return NewGlobalRefs(rows, width, 0)
+}
+
+// NewGlobalRefs is NewGlobal for rows that also carry refs pointers each
+// (refs in [0, 64]; 0 is NewGlobal), all nil: ref cells, which the garbage
+// collector sees. A row's refs keep what they point to alive until their slot
+// is overwritten (see doc.go, "Refs").
+func NewGlobalRefs(rows, width, refs int) (*Global, error) {
+	tb, err := newTable(rows, width, refs)
 	if err != nil {
 		return nil, err
 	}
@@ -47,6 +55,10 @@ func (g *Global) Rows() int { return g.tb.rows }
 // Width returns the number of words in a row.
 func (g *Global) Width() int { return g.tb.width }
 
+// Refs returns the number of ref cells in a row: 0 unless the ring was made
+// by NewGlobalRefs.
+func (g *Global) Refs() int { return g.tb.nrefs }
+
 // Lost returns the number of appends dropped because another writer held
 // their slot, or had already filled it with a newer row. It only grows.
 func (g *Global) Lost() uint64 { return g.lost.Load() }
@@ -56,7 +68,8 @@ func (g *Global) Lost() uint64 { return g.lost.Load() }
 // slot is held by another writer or already holds a newer row, the append is
 // dropped, counted in Lost, and Begin returns a discard slot. The caller owns
 // the returned slot until Commit; a slot never committed stays invisible
-// until a later lap's writer takes it over.
+// until a later lap's writer takes it over. On a ring with refs, the row's
+// refs are nil: rows with refs are appended with AppendRefs.
 func (g *Global) Begin() Slot {
 	t := (g.next.Add(1) - 1) & ticketMask
 	s, ok := g.claim(t)
@@ -96,14 +109,34 @@ func (g *Global) claim(t uint64) (int, bool) {
 
 // Append appends row, which must hold Width words. It is Begin, a Set of each
 // word and Commit in one call, and costs less than them. The append may be
-// dropped and counted in Lost (see Begin).
+// dropped and counted in Lost (see Begin). On a ring with refs, the row's
+// refs are nil, so the slot's old row no longer keeps its targets alive.
 func (g *Global) Append(row []uint64) {
 	if len(row) != g.tb.width {
 		panic("pfs: BUG: rings: Append of a row whose length is not the ring's width")
 	}
 	t := (g.next.Add(1) - 1) & ticketMask
 	if s, ok := g.claim(t); ok {
-		g.tb.store(s, t, row)
+		g.tb.store(s, t, row, nil)
+	}
+}
+
+// AppendRefs appends row, which must hold Width words, and refs, which must
+// hold Refs pointers, published together under the slot's version word: a
+// reader that returns the row returns exactly these refs with it. The append
+// may be dropped and counted in Lost, refs and all (see Begin). The refs keep
+// their targets alive until the slot is overwritten. AppendRefs keeps the
+// pointers, not refs itself: refs may be an array on the caller's stack.
+func (g *Global) AppendRefs(row []uint64, refs []unsafe.Pointer) {
+	if len(row) != g.tb.width {
+		panic("pfs: BUG: rings: AppendRefs of a row whose length is not the ring's width")
+	}
+	if len(refs) != g.tb.nrefs {
+		panic("pfs: BUG: rings: AppendRefs of refs whose length is not the ring's Refs")
+	}
+	t := (g.next.Add(1) - 1) & ticketMask
+	if s, ok := g.claim(t); ok {
+		g.tb.store(s, t, row, refs)
 	}
 }
 
@@ -114,6 +147,15 @@ func (g *Global) Append(row []uint64) {
 // the rows it copied out of order.
 func (g *Global) AppendRows(dst []uint64) []uint64 {
 	return g.tb.appendRows(dst, &g.base, g.head)
+}
+
+// AppendRowsRefs is AppendRows that also appends each returned row's Refs
+// pointers to dstRefs, in the same order: row k's refs are at
+// dstRefs[k*Refs : (k+1)*Refs] from where dstRefs ended. It returns both
+// extended slices. It allocates in AppendRows' cases, and when dstRefs lacks
+// capacity for Rows rows' refs.
+func (g *Global) AppendRowsRefs(dst []uint64, dstRefs []unsafe.Pointer) ([]uint64, []unsafe.Pointer) {
+	return g.tb.appendRowsRefs(dst, dstRefs, &g.base, g.head)
 }
 
 // head returns the ticket the next append will take.

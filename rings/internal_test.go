@@ -2,6 +2,7 @@ package rings
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"unsafe"
 )
@@ -74,5 +75,50 @@ func TestLayout(t *testing.T) {
 	}
 	if off := unsafe.Offsetof(g.lost); off != 256 {
 		t.Errorf("Global.lost at offset %d, want 256", off)
+	}
+}
+
+// TestKeepOrderMoveRefs: keep and order move each row's refs with it. keep
+// drops rows only when a Reset or a lap races the scan, and order sorts only
+// when rows are written during it, so the concurrent tests reach those paths
+// by chance: here they are reached on purpose.
+func TestKeepOrderMoveRefs(t *testing.T) {
+	const w, nr = 2, 3
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 200 {
+		n := 1 + rng.IntN(40)
+		keys := make([]uint64, n)
+		for i := range keys {
+			keys[i] = uint64(rng.IntN(1000))
+		}
+		if rng.IntN(2) == 0 {
+			// A rotation of ascending keys, as a quiet scan finds them.
+			slices.Sort(keys)
+			m := rng.IntN(n)
+			keys = append(keys[m:], keys[:m]...)
+		}
+		// Row i holds its key and i; its refs point to boxes holding the key.
+		rows := make([]uint64, n*w)
+		refs := make([]unsafe.Pointer, n*nr)
+		for i, key := range keys {
+			rows[i*w], rows[i*w+1] = key, uint64(i)
+			for j := range nr {
+				refs[i*nr+j] = unsafe.Pointer(&[2]uint64{key, uint64(i)})
+			}
+		}
+		cut := uint64(rng.IntN(1000))
+		k := keep(rows, refs, keys, w, nr, func(key uint64) bool { return key >= cut })
+		order(rows[:k*w], refs[:k*nr], keys[:k], w, nr)
+		for i := range k {
+			key, id := rows[i*w], rows[i*w+1]
+			if key != keys[i] || key < cut || i > 0 && keys[i-1] > key {
+				t.Fatalf("row %d: key %d, keys[%d] = %d, cut %d", i, key, i, keys[i], cut)
+			}
+			for j := range nr {
+				if box := (*[2]uint64)(refs[i*nr+j]); box[0] != key || box[1] != id {
+					t.Fatalf("row %d (key %d, id %d): ref %d points to %v", i, key, id, j, *box)
+				}
+			}
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/otelpfs/otelpfs/rings"
 )
@@ -14,10 +15,13 @@ import (
 type ring interface {
 	Begin() rings.Slot
 	Append(row []uint64)
+	AppendRefs(row []uint64, refs []unsafe.Pointer)
 	AppendRows(dst []uint64) []uint64
+	AppendRowsRefs(dst []uint64, dstRefs []unsafe.Pointer) ([]uint64, []unsafe.Pointer)
 	Reset()
 	Rows() int
 	Width() int
+	Refs() int
 }
 
 var (
@@ -34,12 +38,18 @@ const (
 // counter for a Global, so that start near 2^64 also wraps the tickets.
 func newRing(t testing.TB, kind string, rows, width int, start uint64) ring {
 	t.Helper()
+	return newRingRefs(t, kind, rows, width, 0, start)
+}
+
+// newRingRefs is newRing for a ring with nrefs refs a row.
+func newRingRefs(t testing.TB, kind string, rows, width, nrefs int, start uint64) ring {
+	t.Helper()
 	var r ring
 	var err error
 	if kind == perThread {
-		r, err = rings.NewPerThreadAt(rows, width, start)
+		r, err = rings.NewPerThreadRefsAt(rows, width, nrefs, start)
 	} else {
-		r, err = rings.NewGlobalAt(rows, width, start)
+		r, err = rings.NewGlobalRefsAt(rows, width, nrefs, start)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -57,35 +67,74 @@ type op struct {
 // their copy-outs after every 'c' and at the end.
 func runOps(t testing.TB, kind string, rows, width int, start uint64, ops []op) {
 	t.Helper()
-	r := newRing(t, kind, rows, width, start)
-	ref := newRef(rows, width, start&rings.TicketMask)
+	runOpsRefs(t, kind, rows, width, 0, start, ops)
+}
+
+// refBox is what the refs of runOpsRefs point to: a fresh one for each ref.
+type refBox struct{ value, j uint64 }
+
+// runOpsRefs is runOps on a ring with nrefs refs a row. With refs, an 'a'
+// appends with AppendRefs (refs to fresh refBoxes) unless its value is a
+// multiple of 3, then with Append (nil refs); a 'b' leaves nil refs. Every
+// check compares AppendRowsRefs' rows and refs, and AppendRows' rows, with
+// the reference's, after a prefix that they must leave alone.
+func runOpsRefs(t testing.TB, kind string, rows, width, nrefs int, start uint64, ops []op) {
+	t.Helper()
+	r := newRingRefs(t, kind, rows, width, nrefs, start)
+	if r.Refs() != nrefs {
+		t.Fatalf("Refs() = %d, want %d", r.Refs(), nrefs)
+	}
+	ref := newRef(rows, width, nrefs, start&rings.TicketMask)
 	row := make([]uint64, width)
-	var buf []uint64
+	refs := make([]unsafe.Pointer, nrefs)
+	const sentinel = 0x5e4714e1
+	sentinelRef := unsafe.Pointer(&refBox{sentinel, sentinel})
+	var buf, plain []uint64
+	var bufRefs []unsafe.Pointer
 	check := func(step int) {
 		t.Helper()
-		buf = r.AppendRows(buf[:0])
-		want := ref.AppendRows(nil)
-		if slices.Equal(buf, want) {
+		buf, bufRefs = r.AppendRowsRefs(append(buf[:0], sentinel), append(bufRefs[:0], sentinelRef))
+		if buf[0] != sentinel || bufRefs[0] != sentinelRef {
+			t.Fatalf("AppendRowsRefs overwrote what dst or dstRefs held")
+		}
+		got, gotRefs := buf[1:], bufRefs[1:]
+		if len(gotRefs) != len(got)/width*nrefs {
+			t.Fatalf("AppendRowsRefs: %d rows but %d refs, want %d a row", len(got)/width, len(gotRefs), nrefs)
+		}
+		plain = r.AppendRows(plain[:0])
+		if !slices.Equal(plain, got) {
+			t.Fatalf("AppendRows = %v, AppendRowsRefs = %v", plain, got)
+		}
+		want, wantRefs := ref.AppendRowsRefs(nil, nil)
+		if slices.Equal(got, want) && slices.Equal(gotRefs, wantRefs) {
 			return
 		}
 		// One known difference: a Global whose size is not a power of two
 		// maps tickets to slots by ticket mod rows, which jumps where the
 		// 2^62 ticket circle wraps, so while its window holds tickets from
 		// both sides of the wrap a few rows may be missing. What remains
-		// must still be rows of the reference, in order.
+		// must still be rows of the reference, with their refs, in order.
 		if kind == global && rows&(rows-1) != 0 && spansWrap(ref.ticketsHeld()) {
-			if isSubsequence(buf, want, width) {
+			if isSubsequence(got, gotRefs, want, wantRefs, width, nrefs) {
 				return
 			}
 		}
-		t.Fatalf("%s(rows=%d, width=%d, start=%#x) after step %d:\n got %v\nwant %v",
-			kind, rows, width, start, step, buf, want)
+		t.Fatalf("%s(rows=%d, width=%d, refs=%d, start=%#x) after step %d:\n got %v %v\nwant %v %v",
+			kind, rows, width, nrefs, start, step, got, gotRefs, want, wantRefs)
 	}
 	for i, o := range ops {
 		switch o.kind {
 		case 'a', 'b':
 			for j := range row {
 				row[j] = o.value*31 + uint64(j)
+			}
+			if o.kind == 'a' && nrefs > 0 && o.value%3 != 0 {
+				for j := range refs {
+					refs[j] = unsafe.Pointer(&refBox{o.value, uint64(j)})
+				}
+				ref.AppendRefs(row, refs)
+				r.AppendRefs(row, refs)
+				continue
 			}
 			ref.Append(row)
 			if o.kind == 'a' {
@@ -117,16 +166,17 @@ func spansWrap(tickets []uint64) bool {
 	return len(tickets) > 1 && tickets[0] > tickets[len(tickets)-1]
 }
 
-// isSubsequence reports whether the rows of got appear in want in order.
-func isSubsequence(got, want []uint64, width int) bool {
+// isSubsequence reports whether the rows of got (width words, nrefs refs
+// each) appear in want in order.
+func isSubsequence(got []uint64, gotRefs []unsafe.Pointer, want []uint64, wantRefs []unsafe.Pointer, width, nrefs int) bool {
 	for len(got) > 0 {
 		if len(want) == 0 {
 			return false
 		}
-		if slices.Equal(got[:width], want[:width]) {
-			got = got[width:]
+		if slices.Equal(got[:width], want[:width]) && slices.Equal(gotRefs[:nrefs], wantRefs[:nrefs]) {
+			got, gotRefs = got[width:], gotRefs[nrefs:]
 		}
-		want = want[width:]
+		want, wantRefs = want[width:], wantRefs[nrefs:]
 	}
 	return true
 }
@@ -153,8 +203,8 @@ func randomOps(rng *rand.Rand, n int) []op {
 var starts = []uint64{0, rings.TicketMask - 4, 1<<64 - 5, 1 << 61}
 
 // TestAgainstReference runs random sequences of appends, resets and
-// copy-outs on both rings and on the mutex-based reference, comparing every
-// copy-out.
+// copy-outs on both rings, with and without refs, and on the mutex-based
+// reference, comparing every copy-out.
 func TestAgainstReference(t *testing.T) {
 	n := 2000
 	if testing.Short() {
@@ -163,11 +213,12 @@ func TestAgainstReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, kind := range []string{perThread, global} {
 		for _, rows := range []int{1, 2, 3, 7, 10, 16, 100} {
-			for _, width := range []int{1, 3, 12} {
+			for _, shape := range [][2]int{{1, 0}, {3, 0}, {12, 0}, {1, 1}, {3, 4}} {
+				width, nrefs := shape[0], shape[1]
 				for _, start := range starts {
-					name := fmt.Sprintf("%s/rows=%d/width=%d/start=%#x", kind, rows, width, start)
+					name := fmt.Sprintf("%s/rows=%d/width=%d/refs=%d/start=%#x", kind, rows, width, nrefs, start)
 					t.Run(name, func(t *testing.T) {
-						runOps(t, kind, rows, width, start, randomOps(rng, n))
+						runOpsRefs(t, kind, rows, width, nrefs, start, randomOps(rng, n))
 					})
 				}
 			}
@@ -176,7 +227,8 @@ func TestAgainstReference(t *testing.T) {
 }
 
 // TestWraparound appends across the wrap of the ticket counters and checks
-// that the rings keep returning the last rows, oldest first.
+// that the rings keep returning the last rows, oldest first, and with refs
+// that every row keeps its own refs.
 func TestWraparound(t *testing.T) {
 	for _, kind := range []string{perThread, global} {
 		for _, rows := range []int{1, 4, 5, 10} {
@@ -190,7 +242,11 @@ func TestWraparound(t *testing.T) {
 					for i := range 2 * rows {
 						ops = append(ops, op{'b', uint64(100 + i)}, op{'c', 0})
 					}
+					for i := range 2 * rows {
+						ops = append(ops, op{'a', uint64(200 + i)}, op{'c', 0})
+					}
 					runOps(t, kind, rows, 2, start, ops)
+					runOpsRefs(t, kind, rows, 2, 3, start, ops)
 				})
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/otelpfs/otelpfs/internal/owned"
 )
@@ -36,7 +37,8 @@ func (s Slot) Set(i int, x uint64) {
 
 // Commit publishes the row: a reader that observes it sees every word Set
 // stored before. Only the goroutine that called Begin may call it, once.
-// Words not Set keep the value of an older row of the slot.
+// Words not Set keep the value of an older row of the slot; the row's refs
+// are nil (Begin cleared them).
 func (s Slot) Commit() {
 	if s.seq == nil {
 		return
@@ -44,31 +46,43 @@ func (s Slot) Commit() {
 	owned.EndStore(s.seq, s.ver)
 }
 
-// table is the storage both rings share: rows slots of width words each, one
-// flat slice of cells and one version word per slot. It holds no Go pointers
-// besides the two slices.
+// table is the storage both rings share: rows slots of width words and nrefs
+// ref cells each, one flat slice of cells, one flat slice of ref cells and
+// one version word per slot. Its only Go pointers, besides the slices' own,
+// are those the ref cells hold.
 type table struct {
 	rows  int
 	width int
-	seq   []atomic.Uint64 // seq[s] guards cells[s*width : (s+1)*width]
-	cells []owned.Uint64
+	nrefs int                    // ref cells per row, in [0, maxRefs]
+	seq   []atomic.Uint64        // seq[s] guards cells[s*width : (s+1)*width] and refs[s*nrefs : (s+1)*nrefs]
+	cells []owned.Uint64         // the rows' words
+	refs  []atomic.Pointer[byte] // the rows' ref cells; nil when nrefs is 0
 }
 
-func newTable(rows, width int) (table, error) {
-	if rows < 1 || width < 1 || rows > maxRows || width > maxWidth {
+func newTable(rows, width, nrefs int) (table, error) {
+	if rows < 1 || width < 1 || rows > maxRows || width > maxWidth || nrefs < 0 || nrefs > maxRefs {
 		return table{}, ErrSize
 	}
-	return table{
+	tb := table{
 		rows:  rows,
 		width: width,
+		nrefs: nrefs,
 		seq:   make([]atomic.Uint64, rows),
 		cells: make([]owned.Uint64, rows*width),
-	}, nil
+	}
+	if nrefs > 0 {
+		tb.refs = make([]atomic.Pointer[byte], rows*nrefs)
+	}
+	return tb, nil
 }
 
 // slot returns the handle for slot s, to be committed as ticket t. The writer
-// must already own s (its version is dirty(t)).
+// must already own s (its version is dirty(t)). It clears the slot's refs:
+// a Slot has no way to set them, and a row must never show an older row's.
 func (tb *table) slot(s int, t uint64) Slot {
+	if tb.nrefs != 0 {
+		tb.storeRefs(s, nil)
+	}
 	off := s * tb.width
 	return Slot{
 		cells: tb.cells[off : off+tb.width : off+tb.width],
@@ -77,15 +91,44 @@ func (tb *table) slot(s int, t uint64) Slot {
 	}
 }
 
-// store writes row into slot s, which its caller owns (dirty(t)), and
-// commits it as ticket t.
-func (tb *table) store(s int, t uint64, row []uint64) {
+// store writes row and refs into slot s, which its caller owns (dirty(t)),
+// and commits it as ticket t. refs is nil (store nil refs) or holds nrefs
+// pointers.
+func (tb *table) store(s int, t uint64, row []uint64, refs []unsafe.Pointer) {
 	off := s * tb.width
 	cells := tb.cells[off : off+len(row)]
 	for i, x := range row {
 		cells[i].Set(x)
 	}
+	if tb.nrefs != 0 {
+		tb.storeRefs(s, refs)
+	}
 	owned.EndStore(&tb.seq[s], committed(t))
+}
+
+// storeRefs stores refs, or nil pointers if refs is nil, into the ref cells of
+// slot s, which its caller owns. The stores are atomic: a pointer store must
+// go through the write barrier, and readers load the cells concurrently. A
+// cell that already holds the pointer (the same schema or digest text as the
+// slot's older row, or nil again) is not stored: the load is a plain move,
+// the store a call and a locked instruction.
+func (tb *table) storeRefs(s int, refs []unsafe.Pointer) {
+	n := tb.nrefs
+	cells := tb.refs[s*n : s*n+n : s*n+n]
+	if refs == nil {
+		for i := range cells {
+			if cells[i].Load() != nil {
+				cells[i].Store(nil)
+			}
+		}
+		return
+	}
+	refs = refs[:n]
+	for i, p := range refs {
+		if unsafe.Pointer(cells[i].Load()) != p {
+			cells[i].Store((*byte)(p))
+		}
+	}
 }
 
 // appendRows appends, oldest first, every row that a validated copy finds in
@@ -93,6 +136,18 @@ func (tb *table) store(s int, t uint64, row []uint64) {
 // head load the ring's base ticket and its next ticket; base must be loaded
 // before head, because Reset only moves base to a head already stored.
 func (tb *table) appendRows(dst []uint64, base *atomic.Uint64, head func() uint64) []uint64 {
+	dst, _ = tb.copyOut(dst, nil, false, base, head)
+	return dst
+}
+
+// appendRowsRefs is appendRows that also appends each kept row's nrefs refs
+// to dstRefs, in the same order.
+func (tb *table) appendRowsRefs(dst []uint64, dstRefs []unsafe.Pointer, base *atomic.Uint64, head func() uint64) ([]uint64, []unsafe.Pointer) {
+	return tb.copyOut(dst, dstRefs, true, base, head)
+}
+
+// copyOut is appendRows, and appendRowsRefs if withRefs.
+func (tb *table) copyOut(dst []uint64, dstRefs []unsafe.Pointer, withRefs bool, base *atomic.Uint64, head func() uint64) ([]uint64, []unsafe.Pointer) {
 	b1 := base.Load()
 	h1 := head()
 	lo := h1 - window(b1, h1, tb.rows) // the oldest ticket a row may have
@@ -100,6 +155,13 @@ func (tb *table) appendRows(dst []uint64, base *atomic.Uint64, head func() uint6
 	start := len(dst)
 	dst = grow(dst, tb.rows*w)
 	out := dst[start:]
+	nr := 0 // refs copied per row
+	if withRefs {
+		nr = tb.nrefs
+	}
+	startRefs := len(dstRefs)
+	dstRefs = grow(dstRefs, tb.rows*nr)
+	outRefs := dstRefs[startRefs:]
 
 	// keys[k] is the ticket of out's row k, minus lo. Up to 256 rows they
 	// live on the stack.
@@ -110,7 +172,7 @@ func (tb *table) appendRows(dst []uint64, base *atomic.Uint64, head func() uint6
 	}
 
 	// 1. Copy every committed row no older than lo, in slot order, each under
-	// its version word: load it, copy the cells, load it again.
+	// its version word: load it, copy the cells and ref cells, load it again.
 	k := 0
 	for s := range tb.rows {
 		seq := &tb.seq[s]
@@ -127,6 +189,13 @@ func (tb *table) appendRows(dst []uint64, base *atomic.Uint64, head func() uint6
 		for i := range row {
 			row[i] = cells[i].Load()
 		}
+		if nr != 0 {
+			refs := outRefs[k*nr : k*nr+nr : k*nr+nr]
+			rcells := tb.refs[s*nr : s*nr+nr : s*nr+nr]
+			for i := range refs {
+				refs[i] = unsafe.Pointer(rcells[i].Load())
+			}
+		}
 		if seq.Load() != v {
 			continue // overwritten while copying: the next row overwrites the copy
 		}
@@ -140,21 +209,26 @@ func (tb *table) appendRows(dst []uint64, base *atomic.Uint64, head func() uint6
 	h2 := head()
 	if before(lo, b2) {
 		lo2 := (b2 - lo) & ticketMask
-		k = keep(out, keys[:k], w, func(key uint64) bool { return key >= lo2 })
+		k = keep(out, outRefs, keys[:k], w, nr, func(key uint64) bool { return key >= lo2 })
 	}
 	hi := (h2 - lo) & ticketMask
-	k = keep(out, keys[:k], w, func(key uint64) bool { return key < hi })
+	k = keep(out, outRefs, keys[:k], w, nr, func(key uint64) bool { return key < hi })
 
 	// 3. Order them oldest first. In slot order tickets ascend from the
 	// oldest slot, around the ring: a rotation fixes that. Rows written
 	// during the scan can break the pattern; then sort.
-	order(out[:k*w], keys[:k], w)
-	return dst[:start+k*w]
+	order(out[:k*w], outRefs[:k*nr], keys[:k], w, nr)
+
+	// Refs copied for rows not kept would keep their targets alive for as
+	// long as the caller keeps the buffer: clear them.
+	clear(outRefs[k*nr:])
+	return dst[:start+k*w], dstRefs[:startRefs+k*nr]
 }
 
-// keep compacts the rows of out (width w) and their keys to those whose key
-// satisfies ok, keeping their order, and returns how many are left.
-func keep(out []uint64, keys []uint64, w int, ok func(uint64) bool) int {
+// keep compacts the rows of out (width w), their refs (nr each) and their
+// keys to those whose key satisfies ok, keeping their order, and returns how
+// many are left.
+func keep(out []uint64, refs []unsafe.Pointer, keys []uint64, w, nr int, ok func(uint64) bool) int {
 	k := 0
 	for i, key := range keys {
 		if !ok(key) {
@@ -162,6 +236,7 @@ func keep(out []uint64, keys []uint64, w int, ok func(uint64) bool) int {
 		}
 		if k != i {
 			copy(out[k*w:k*w+w], out[i*w:i*w+w])
+			copy(refs[k*nr:k*nr+nr], refs[i*nr:i*nr+nr])
 			keys[k] = key
 		}
 		k++
@@ -169,8 +244,9 @@ func keep(out []uint64, keys []uint64, w int, ok func(uint64) bool) int {
 	return k
 }
 
-// order sorts rows (width w) by their keys, ascending.
-func order(rows []uint64, keys []uint64, w int) {
+// order sorts rows (width w) and their refs (nr each) by their keys,
+// ascending.
+func order(rows []uint64, refs []unsafe.Pointer, keys []uint64, w, nr int) {
 	n := len(keys)
 	if n < 2 {
 		return
@@ -183,6 +259,7 @@ func order(rows []uint64, keys []uint64, w int) {
 	}
 	if m != 0 {
 		rotate(rows, m*w)
+		rotate(refs, m*nr)
 		rotate(keys, m)
 	}
 	if slices.IsSorted(keys) {
@@ -198,20 +275,27 @@ func order(rows []uint64, keys []uint64, w int) {
 		copy(sorted[i*w:i*w+w], rows[p*w:p*w+w])
 	}
 	copy(rows, sorted)
+	if nr != 0 {
+		sortedRefs := make([]unsafe.Pointer, len(refs))
+		for i, p := range perm {
+			copy(sortedRefs[i*nr:i*nr+nr], refs[p*nr:p*nr+nr])
+		}
+		copy(refs, sortedRefs)
+	}
 	slices.Sort(keys)
 }
 
 // rotate turns s left by m elements, in place.
-func rotate(s []uint64, m int) {
+func rotate[T any](s []T, m int) {
 	slices.Reverse(s[:m])
 	slices.Reverse(s[m:])
 	slices.Reverse(s)
 }
 
-// grow extends dst by n words, reallocating at most once.
-func grow(dst []uint64, n int) []uint64 {
+// grow extends dst by n elements, reallocating at most once.
+func grow[T any](dst []T, n int) []T {
 	if cap(dst)-len(dst) < n {
-		bigger := make([]uint64, len(dst), len(dst)+n)
+		bigger := make([]T, len(dst), len(dst)+n)
 		copy(bigger, dst)
 		dst = bigger
 	}
