@@ -154,7 +154,7 @@ func TestRegisterErrors(t *testing.T) {
 				}
 			}
 			misspelled := strings.Replace(tc.good, "/app/", "/app//", 1)
-			full, err := pfscore.New(pfscore.WithoutEnvironment(), pfscore.WithMaxClasses(1))
+			full, err := pfscore.New(pfscore.WithoutEnvironment(), pfscore.WithMaxClasses(2))
 			if err != nil {
 				t.Fatal(err)
 			}

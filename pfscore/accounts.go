@@ -56,6 +56,10 @@ type actorRow struct {
 	// hosts'). Grown by copy; written under mu (see above); loaded by
 	// anyone.
 	waits atomic.Pointer[[]sharedStat]
+	// stmts is waits' statement counters, by statement class kind index.
+	stmts atomic.Pointer[[]sharedCounts]
+	// trxStats is waits' transaction statistics, read-write and read-only.
+	trxStats [2]sharedStat
 	// live is the threads alive under the row, under mu; a Thread knows
 	// its place (Thread.live).
 	live []*Thread
@@ -72,6 +76,8 @@ func newActorRow(k accountKey) *actorRow {
 	r := &actorRow{user: k.user, host: k.host, id: actorRowIDs.Add(1)}
 	empty := []sharedStat{}
 	r.waits.Store(&empty)
+	noCounts := []sharedCounts{}
+	r.stmts.Store(&noCounts)
 	return r
 }
 
@@ -154,7 +160,7 @@ func (r *actorRow) attach(a *actorRow) {
 // user and its host; and takes the thread off its rows' live lists. All of
 // it under the rows' mu, so readers see the thread either live or rolled
 // up (see above).
-func (s *Schema) actorsDisconnect(t *Thread, stats []ownedStat) {
+func (s *Schema) actorsDisconnect(t *Thread, stats []ownedStat, x []stmtCounts) {
 	rows := [3]*actorRow{t.acct, t.usr, t.hst}
 	if rows == [3]*actorRow{} {
 		return
@@ -173,6 +179,10 @@ func (s *Schema) actorsDisconnect(t *Thread, stats []ownedStat) {
 	for _, r := range targets {
 		if r != nil {
 			r.addWaits(e, loaded)
+			addCounts(&r.stmts, x)
+			for i := range t.trxStats {
+				r.trxStats[i].addRow(e, t.trxStats[i].load(e.tag))
+			}
 		}
 	}
 	for i, r := range rows {
@@ -338,9 +348,14 @@ func (s *Schema) truncateActors(m map[accountKey]*actorRow) {
 			// An account's statistics stay in by_user and by_host: they
 			// move into the rows that showed them through r.
 			st := loadShared(*r.waits.Load(), len(*r.waits.Load()), e.tag)
+			x := loadSharedCounts(*r.stmts.Load())
 			for _, u := range up {
 				if u != nil {
 					u.addWaits(e, st)
+					addCounts(&u.stmts, x)
+					for i := range r.trxStats {
+						u.trxStats[i].addRow(e, r.trxStats[i].load(e.tag))
+					}
 					u.accounts = slices.DeleteFunc(u.accounts, func(a *actorRow) bool { return a == r })
 				}
 			}

@@ -26,6 +26,15 @@ type config struct {
 	waitsLongSize    int // events_waits_history_long rows
 	stagesHistory    int // events_stages_history rows per thread
 	stagesLong       int // events_stages_history_long rows
+	stmtHistory      int // events_statements_history rows per thread
+	stmtLong         int // events_statements_history_long rows
+	digestsSize      int // events_statements_summary_by_digest rows
+	maxDigestLength  int // max_digest_length and performance_schema_max_digest_length
+	maxSQLText       int // performance_schema_max_sql_text_length
+	sampleAge        time.Duration
+	stmtCacheSize    int // statement texts whose digest is cached
+	trxHistory       int // events_transactions_history rows per thread
+	trxLong          int // events_transactions_history_long rows
 	maxThreads       int
 	accountsSize     int
 	usersSize        int
@@ -46,6 +55,15 @@ func newConfig(opts []Option) config {
 		waitsLongSize:    10_000,
 		stagesHistory:    10,
 		stagesLong:       10_000,
+		stmtHistory:      10,
+		stmtLong:         10_000,
+		digestsSize:      10_000,
+		maxDigestLength:  1024,
+		maxSQLText:       1024,
+		sampleAge:        time.Minute,
+		stmtCacheSize:    4096,
+		trxHistory:       10,
+		trxLong:          10_000,
 		maxThreads:       8192,
 		accountsSize:     256,
 		usersSize:        256,
@@ -149,13 +167,17 @@ func WithConsumer(consumer Consumer, enabled bool) Option {
 	})
 }
 
+// builtinClasses are the classes every schema registers: transaction and
+// idle.
+const builtinClasses = 2
+
 // WithMaxClasses bounds the number of instrument classes, the built-in idle
-// class included (so at least 1). By default 1024.
+// and transaction classes included (so at least 2). By default 1024.
 // Registering past it fails with ErrTooManyClasses and counts in the
 // status variable Performance_schema_classes_lost.
 func WithMaxClasses(n int) Option {
 	return optionFunc(func(c config) config {
-		c.maxClasses = max(n, 1) // the built-in idle class takes one
+		c.maxClasses = max(n, builtinClasses)
 		return c
 	})
 }
@@ -198,6 +220,101 @@ func WithStagesHistorySize(n int) Option {
 func WithStagesHistoryLongSize(n int) Option {
 	return optionFunc(func(c config) config {
 		c.stagesLong = max(n, 0)
+		return c
+	})
+}
+
+// WithStatementsHistorySize sets events_statements_history's rows per
+// thread (performance_schema_events_statements_history_size). By default
+// 10, at most 1024.
+func WithStatementsHistorySize(n int) Option {
+	return optionFunc(func(c config) config {
+		c.stmtHistory = max(n, 0)
+		return c
+	})
+}
+
+// WithStatementsHistoryLongSize sets events_statements_history_long's rows
+// (performance_schema_events_statements_history_long_size). By default
+// 10,000.
+func WithStatementsHistoryLongSize(n int) Option {
+	return optionFunc(func(c config) config {
+		c.stmtLong = max(n, 0)
+		return c
+	})
+}
+
+// WithDigestsSize bounds the rows of events_statements_summary_by_digest
+// (performance_schema_digests_size). By default 10,000. Statements of a new
+// digest once it is full count in the row whose SCHEMA_NAME and DIGEST are
+// NULL, and in Performance_schema_digest_lost, until a TRUNCATE empties the
+// table.
+func WithDigestsSize(n int) Option {
+	return optionFunc(func(c config) config {
+		c.digestsSize = max(n, 1)
+		return c
+	})
+}
+
+// WithMaxDigestLength sets the bytes of normalized token stream a digest
+// covers (max_digest_length, and performance_schema_max_digest_length: one
+// setting here). By default 1024; 0 turns digests off. Statements that differ
+// only past it share a digest, as in MySQL.
+func WithMaxDigestLength(n int) Option {
+	return optionFunc(func(c config) config {
+		c.maxDigestLength = max(n, 0)
+		return c
+	})
+}
+
+// WithMaxSQLTextLength bounds SQL_TEXT and QUERY_SAMPLE_TEXT, in bytes
+// (performance_schema_max_sql_text_length). By default 1024. A longer text
+// shows its first bytes, the last three replaced by "...".
+func WithMaxSQLTextLength(n int) Option {
+	return optionFunc(func(c config) config {
+		c.maxSQLText = max(n, 0)
+		return c
+	})
+}
+
+// WithMaxDigestSampleAge sets performance_schema_max_digest_sample_age: a
+// digest's query sample older than this is replaced by the next statement
+// of the digest; 0 replaces it only by a statement that waited longer. By
+// default one minute.
+func WithMaxDigestSampleAge(d time.Duration) Option {
+	return optionFunc(func(c config) config {
+		c.sampleAge = max(d, 0)
+		return c
+	})
+}
+
+// WithStatementCacheSize sets how many distinct statement texts keep their
+// digest in the statement cache, so that the digest of a text seen before
+// costs a lookup rather than a normalization. By default 4096; 0 turns the
+// cache off.
+func WithStatementCacheSize(n int) Option {
+	return optionFunc(func(c config) config {
+		c.stmtCacheSize = max(n, 0)
+		return c
+	})
+}
+
+// WithTransactionsHistorySize sets events_transactions_history's rows per
+// thread (performance_schema_events_transactions_history_size). By default
+// 10, at most 1024.
+func WithTransactionsHistorySize(n int) Option {
+	return optionFunc(func(c config) config {
+		c.trxHistory = max(n, 0)
+		return c
+	})
+}
+
+// WithTransactionsHistoryLongSize sets events_transactions_history_long's
+// rows (performance_schema_events_transactions_history_long_size). By
+// default 10,000.
+func WithTransactionsHistoryLongSize(n int) Option {
+	return optionFunc(func(c config) config {
+		c.trxLong = max(n, 0)
 		return c
 	})
 }

@@ -104,6 +104,23 @@
 //	events_stages_summary_by_account_by_event_name,
 //	events_stages_summary_by_user_by_event_name,
 //	events_stages_summary_by_host_by_event_name
+//	events_statements_current, events_statements_history,
+//	events_statements_history_long
+//	events_statements_summary_global_by_event_name,
+//	events_statements_summary_by_thread_by_event_name,
+//	events_statements_summary_by_account_by_event_name,
+//	events_statements_summary_by_user_by_event_name,
+//	events_statements_summary_by_host_by_event_name
+//	events_statements_summary_by_digest,
+//	events_statements_histogram_by_digest,
+//	events_statements_histogram_global
+//	events_transactions_current, events_transactions_history,
+//	events_transactions_history_long
+//	events_transactions_summary_global_by_event_name,
+//	events_transactions_summary_by_thread_by_event_name,
+//	events_transactions_summary_by_account_by_event_name,
+//	events_transactions_summary_by_user_by_event_name,
+//	events_transactions_summary_by_host_by_event_name
 //	mutex_instances, rwlock_instances, cond_instances, file_instances,
 //	socket_instances
 //	file_summary_by_event_name, file_summary_by_instance,
@@ -153,6 +170,31 @@
 //     other's extremes too (widened to include AVG), never its counts.
 //   - A stage's history consumers and its thread's HISTORY are read when
 //     it starts, as a wait's are (MySQL reads a stage's when it ends).
+//   - Statements carry the columns that apply to a client: SQL_TEXT,
+//     DIGEST, DIGEST_TEXT, CURRENT_SCHEMA, ROWS_AFFECTED, ROWS_SENT,
+//     ROWS_EXAMINED, ERRORS, WARNINGS, MESSAGE_TEXT and the nesting columns;
+//     the server-side ones (LOCK_TIME, temporary tables, sorts, index use,
+//     memory) are left out, and otelpfs adds TRACE_ID and SPAN_ID to the
+//     events and SUM_POOL_TIME, SUM_DRIVER_TIME, SUM_FETCH_TIME,
+//     COUNT_RETRIES and COUNT_CANCELLED to the summaries. A statement
+//     without a thread still counts in the global and by-digest summaries.
+//   - A digest's DIGEST is otelpfs's own (see package digest); its
+//     DIGEST_TEXT is the server's. Digests are computed once per distinct
+//     text (the statement cache), and only while statements_digest is on.
+//   - TRUNCATE events_statements_summary_by_digest empties the table at
+//     once; a statement ending during it may count in the old table, and is
+//     lost, as one ending during MySQL's reset may be.
+//     TRUNCATE events_statements_histogram_by_digest restarts the buckets,
+//     and with them the QUANTILE_* columns, as in MySQL.
+//   - FIRST_SEEN, LAST_SEEN and QUERY_SAMPLE_SEEN are the statements' own
+//     end times (the statement timer mapped to wall-clock time), not a clock
+//     read apart; an untimed statement reads the cycle counter for them.
+//   - A stage ends with the statement it began in.
+//   - Transactions show ACCESS_MODE, ISOLATION_LEVEL, AUTOCOMMIT and the
+//     savepoint counts; the XA and GTID columns are left out, and otelpfs
+//     adds STATEMENTS, the statements at level 0 the transaction ran. A
+//     transaction begun while another is in progress on the thread counts
+//     in the summaries but shows no row.
 //   - setup_actors' HOST compares byte for byte, as its USER and ROLE and
 //     setup_objects' OBJECT_SCHEMA and OBJECT_NAME do in MySQL (MySQL's HOST
 //     is case-insensitive ASCII): the engine matches a thread's host exactly.

@@ -32,7 +32,8 @@ const (
 	sCompleted         // WORK_COMPLETED+1; 0: NULL
 	sEstimated         // WORK_ESTIMATED+1; 0: NULL
 	sSource            // interned SOURCE
-	sMisc              // timer<<miscTimer
+	sMisc              // timer<<miscTimer | nesting type<<8
+	sNestingID         // NESTING_EVENT_ID; 0: NULL
 	stageWidth
 )
 
@@ -49,6 +50,9 @@ type stageState struct {
 	history bool // its row goes to events_stages_history when it ends
 	long    bool // and to events_stages_history_long
 	start   uint64
+	// stmtDepth is the thread's statement depth when the stage began: the
+	// stage ends with the statement it began in (see endStatement).
+	stmtDepth int
 }
 
 // stageSlot is the thread's current (or last) stage row, with a sequence
@@ -142,7 +146,7 @@ func (t *Thread) beginStage(c *Class, src uint64) {
 		return
 	}
 	st := &t.stage
-	*st = stageState{on: true, class: c.index}
+	*st = stageState{on: true, class: c.index, stmtDepth: t.stmtDepth}
 	if f&flagSetTimed != 0 {
 		st.timed = true
 		st.timer = s.timers.Timer(hwclock.ClassStage)
@@ -168,7 +172,12 @@ func (t *Thread) beginStage(c *Class, src uint64) {
 	c2[sCompleted].Set(0)
 	c2[sEstimated].Set(0)
 	c2[sSource].Set(src)
-	c2[sMisc].Set(uint64(st.timer) << miscTimer)
+	misc := uint64(st.timer) << miscTimer
+	if t.stmtNest != 0 { // a stage nests in the statement it is a phase of
+		misc |= uint64(NestingStatement) << 8
+	}
+	c2[sMisc].Set(misc)
+	c2[sNestingID].Set(t.stmtNest)
 	t.stageRow.seq.EndWrite()
 }
 
@@ -207,10 +216,6 @@ func (t *Thread) endStage() {
 		}
 	}
 }
-
-// stageNesting returns the EVENT_ID a wait beginning now nests in: the
-// stage in progress with a current row, or 0. In a write section.
-func (t *Thread) stageNesting() uint64 { return t.stage.nest }
 
 // copyStage copies the thread's current stage row with the seqlock protocol
 // on the row's own sequence (see stageSlot); it reports false if it got no
@@ -265,6 +270,9 @@ func (s *Schema) decodeStage(c []uint64) (StageEvent, bool) {
 		EventName:  classes[ci-1].name,
 		Source:     s.names.Lookup(c[sSource]),
 		TimerStart: c[sTimerStart],
+
+		NestingEventID:   c[sNestingID],
+		NestingEventType: NestingType(c[sMisc] >> 8 & 0xff),
 	}
 	if c[sCompleted] != 0 || c[sEstimated] != 0 {
 		e.HasProgress = true
@@ -390,7 +398,7 @@ func init() {
 		groups: groupsThreads,
 		group:  func(*Class) uint8 { return truncThreads },
 		global: (*Schema).threadsOnly,
-		thread: (*Thread).threadStats,
-		actor:  (*actorRow).actorStats,
+		thread: threadStatRows,
+		actor:  actorStatRows,
 	})
 }

@@ -248,8 +248,8 @@ func (t *Thread) beginWaitEvent(w *WaitState, op Operation, inst, name, source u
 	var nestType NestingType
 	if level > 0 {
 		nestID, nestType = t.waits[level-1].cells[wEventID].Load(), NestingWait
-	} else if id := t.stageNesting(); id != 0 && op != OpIdle { // MySQL nests no idle wait
-		nestID, nestType = id, NestingStage
+	} else if op != OpIdle { // MySQL nests no idle wait
+		nestID, nestType = t.nesting()
 	}
 	misc := uint64(op) | uint64(nestType)<<8 | uint64(w.timer)<<miscTimer
 	c := &t.waits[level].cells

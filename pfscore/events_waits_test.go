@@ -462,7 +462,7 @@ func TestTruncate(t *testing.T) {
 }
 
 func TestLostCounters(t *testing.T) {
-	s := newTestSchema(t, WithMaxThreads(1), WithMaxInstances(KindMutex, 1), WithMaxClasses(4))
+	s := newTestSchema(t, WithMaxThreads(1), WithMaxInstances(KindMutex, 1), WithMaxClasses(5))
 	tc := s.MustRegister("thread/test/t")
 	mc := s.MustRegister("wait/synch/mutex/test/m")
 	if s.NewThread(tc, ThreadOptions{}) == nil {
@@ -767,7 +767,7 @@ func TestActorSummaryMonotonic(t *testing.T) {
 }
 
 func TestMaxClassesZero(t *testing.T) {
-	s := newTestSchema(t, WithMaxClasses(0)) // must not panic: the idle class still fits
+	s := newTestSchema(t, WithMaxClasses(0)) // must not panic: the built-in classes still fit
 	if _, err := s.Register("wait/synch/mutex/test/m"); err == nil {
 		t.Errorf("a class registered past a maximum of 1")
 	}

@@ -189,11 +189,11 @@ type eventFamily[V any, S statistics[S, V]] struct {
 	group  func(*Class) uint8
 
 	// global returns the global statistics by class index (len(classes)
-	// long), thread the thread's, actor the actor row's (n long). The
+	// long), thread the thread's, actor the actor row's (as long). The
 	// extremes are those of epoch tag, the thread group's.
 	global func(s *Schema, classes []*Class) []S
-	thread func(t *Thread, n int, tag uint64) []S
-	actor  func(r *actorRow, n int, tag uint64) []S
+	thread func(t *Thread, classes []*Class, tag uint64) []S
+	actor  func(r *actorRow, classes []*Class, tag uint64) []S
 }
 
 // familyTables are the names of a family's actor summaries, which TRUNCATE
@@ -243,7 +243,7 @@ func defineFamily[V any, S statistics[S, V]](f eventFamily[V, S]) {
 			defer s.endRead()
 			var out []sumEntry[ByThread, S]
 			for _, t := range s.liveThreads() {
-				st := f.thread(t, len(classes), tag)
+				st := f.thread(t, classes, tag)
 				for _, c := range classes {
 					if f.member(c) {
 						out = append(out, sumEntry[ByThread, S]{key: rowKey{t.id, c.index},
@@ -279,7 +279,7 @@ func actorRows[D, V any, S statistics[S, V]](f *eventFamily[V, S], m func(*Schem
 		var out []sumEntry[D, S]
 		for _, r := range s.actorSnapshot(m(s)) {
 			hidden := r.hiddenInSummary()
-			st := f.actor(r, len(classes), tag)
+			st := f.actor(r, classes, tag)
 			for _, c := range classes {
 				if f.member(c) {
 					out = append(out, sumEntry[D, S]{key: rowKey{r.id, c.index}, dims: dims(r, c), stat: st[c.index], grp: truncThreads, hidden: hidden})

@@ -260,7 +260,9 @@ func hxReadSummary(r *hxRun, s *pfscore.Schema, table string) []hxSummaryRow {
 		vals := make(map[string]uint64, len(row))
 		for i, c := range res.Columns {
 			if !hxIsMeasure(c.Name) {
-				fmt.Fprintf(&key, "%s=%v ", c.Name, row[i])
+				if c.Role == pfscore.RoleDimension { // not DIGEST_TEXT, LAST_SEEN, QUANTILE_95, ...
+					fmt.Fprintf(&key, "%s=%v ", c.Name, row[i])
+				}
 				continue
 			}
 			switch v := row[i].(type) {

@@ -190,6 +190,9 @@ type Class struct {
 	props      Properties
 	volatility int
 	doc        string
+	// stmt holds a statement class's statistics of statements counted
+	// without a thread; nil for other kinds.
+	stmt *stmtShared
 }
 
 // Name returns the instrument name (setup_instruments.NAME).

@@ -160,7 +160,11 @@ func TestSummariesMonotoneConcurrentSafe(t *testing.T) {
 				th := s.NewThread(tc, pfscore.ThreadOptions{User: users[rnd.IntN(len(users))], Host: hosts[rnd.IntN(len(hosts))]})
 				threadsStarted.Add(1)
 				for range 1 + rnd.IntN(30) {
-					switch rnd.IntN(7) {
+					switch rnd.IntN(9) {
+					case 7:
+						hxStatements(s, th, rnd)
+					case 8:
+						hxStatements(s, nil, rnd)
 					case 0:
 						hxIdleWait(s, th)
 					case 1:
@@ -354,6 +358,26 @@ func TestSummariesMonotoneConcurrentSafe(t *testing.T) {
 	r.Wait()
 	t.Logf("%d reads of %d summary tables, %d truncates; %d threads, %d events, %d instances, %d classes, %d setup switches",
 		reads.Load(), len(tables), truncates.Load(), threadsStarted.Load(), events.Load(), instances.Load(), classesAdded.Load(), setups.Load())
+}
+
+// hxStatements runs a statement on th (nil: none), with one nested in it
+// now and then, of texts from a small set so that digests repeat.
+func hxStatements(s *pfscore.Schema, th *pfscore.Thread, rnd *rand.Rand) {
+	texts := []string{"SELECT a FROM t WHERE id = %d", "UPDATE t SET a = %d", "INSERT INTO t VALUES (%d)", "SELECT %d"}
+	run := func() pfscore.Statement {
+		return s.StartSQL(th, pfscore.StatementInfo{Text: fmt.Sprintf(texts[rnd.IntN(len(texts))], rnd.IntN(100)),
+			Schema: []string{"app", "audit"}[rnd.IntN(2)]})
+	}
+	res := func() pfscore.StatementResult {
+		return pfscore.StatementResult{RowsSent: uint64(rnd.IntN(10)), RowsAffected: uint64(rnd.IntN(3)),
+			Errors: uint64(rnd.IntN(2)), PoolTime: uint64(rnd.IntN(1000)), Cancelled: rnd.IntN(8) == 0}
+	}
+	outer := run()
+	if rnd.IntN(4) == 0 {
+		inner := run()
+		inner.End(res())
+	}
+	outer.End(res())
 }
 
 // TestSummaryRowsConsistentConcurrentSafe checks the rows of the by_instance

@@ -1,6 +1,7 @@
 package pfscore
 
 import (
+	"encoding"
 	"fmt"
 	"reflect"
 	"strings"
@@ -122,6 +123,16 @@ func enumValues(t reflect.Type) map[string]uint64 {
 	return m
 }
 
+// textUnmarshaler returns f's address as an encoding.TextUnmarshaler, if
+// it is one.
+func textUnmarshaler(f reflect.Value) (encoding.TextUnmarshaler, bool) {
+	if !f.CanAddr() {
+		return nil, false
+	}
+	u, ok := f.Addr().Interface().(encoding.TextUnmarshaler)
+	return u, ok
+}
+
 // setField stores a column value into a struct field; enum, if not nil,
 // maps the strings of an enumeration type to its values.
 func setField(f reflect.Value, v Value, enum map[string]uint64) error {
@@ -142,6 +153,9 @@ func setField(f reflect.Value, v Value, enum map[string]uint64) error {
 		if n, ok := enum[x]; ok {
 			f.SetUint(n)
 			return nil
+		}
+		if u, ok := textUnmarshaler(f); ok {
+			return u.UnmarshalText([]byte(x)) // Timestamp, Fraction
 		}
 		switch f.Kind() {
 		case reflect.String:

@@ -75,6 +75,19 @@ type Schema struct {
 	// Events: the global history and what the wait path drops.
 	waitsLong  *rings.Global // events_waits_history_long; nil when its size is 0
 	stagesLong *rings.Global // events_stages_history_long; nil when its size is 0
+	stmtsLong  *rings.Global // events_statements_history_long; nil when its size is 0
+	trxLong    *rings.Global // events_transactions_history_long; nil when its size is 0
+	trxClass   *Class        // the built-in transaction class
+	// Transactions' statistics, read-write and read-only: of ended
+	// threads (under endMu) and of transactions without a thread.
+	trxEnded, trxUnthreaded [2]sharedStat
+	// Statements: the text cache, the digest table (replaced by TRUNCATE),
+	// the global histogram.
+	stmtCache           *stmtCache
+	digests             atomic.Pointer[digestTable]
+	stmtHist            histogram
+	nestedStatementLost atomic.Uint64
+	digestLost          atomic.Uint64
 	// threadEventsLost counts events whose per-thread part was dropped:
 	// their thread was being written by another goroutine, or had ended.
 	threadEventsLost atomic.Uint64
@@ -87,7 +100,8 @@ type Schema struct {
 	// endMu makes a thread's leaving threadObjs and its roll-up into
 	// threadsEnded one step for the global summary (see endedAndLive).
 	endMu        sync.Mutex
-	threadsEnded atomic.Pointer[[]sharedStat] // by class: statistics of ended threads
+	threadsEnded atomic.Pointer[[]sharedStat]   // by class: statistics of ended threads
+	stmtEnded    atomic.Pointer[[]sharedCounts] // by statement kind index: their statement counters
 	// Statistics of destroyed instances, by class index, so global summaries
 	// keep them (MySQL's per-class "global" stats).
 	destroyed   []sharedStat
@@ -102,8 +116,13 @@ type Schema struct {
 	readMu    sync.RWMutex
 	baselines map[string]any    // table -> *summaryBase[S]: TRUNCATE baselines
 	curMarks  map[uint64]uint64 // events_waits_current TRUNCATE: thread -> last hidden EVENT_ID
-	// stageMarks is curMarks for events_stages_current.
-	stageMarks map[uint64]uint64
+	// stageMarks and stmtMarks are curMarks for events_stages_current and
+	// events_statements_current.
+	stageMarks, stmtMarks, trxMarks map[uint64]uint64
+	// Histogram baselines: events_statements_histogram_global's, and
+	// events_statements_histogram_by_digest's by record.
+	histGlobalBase *histCounts
+	histDigestBase map[*digestRecord]*histCounts
 }
 
 // advanceEpoch starts a new extremes epoch for truncation group g (see
@@ -152,6 +171,10 @@ func New(opts ...Option) (*Schema, error) {
 	s.hosts = map[accountKey]*actorRow{}
 	noStats := []sharedStat{}
 	s.threadsEnded.Store(&noStats)
+	noCounts := []sharedCounts{}
+	s.stmtEnded.Store(&noCounts)
+	s.stmtCache = newStmtCache(s, cfg.stmtCacheSize, cfg.maxDigestLength)
+	s.digests.Store(newDigestTable(cfg.digestsSize, &s.digestLost))
 	for g := range s.extTags {
 		s.extTags[g].Store(1 << extBits)
 	}
@@ -176,7 +199,8 @@ func New(opts ...Option) (*Schema, error) {
 	for _, h := range []struct {
 		size *int
 		name string
-	}{{&cfg.waitsHistorySize, "events_waits_history"}, {&cfg.stagesHistory, "events_stages_history"}} {
+	}{{&cfg.waitsHistorySize, "events_waits_history"}, {&cfg.stagesHistory, "events_stages_history"},
+		{&cfg.stmtHistory, "events_statements_history"}, {&cfg.trxHistory, "events_transactions_history"}} {
 		if *h.size > maxHistoryPerThread {
 			errs = append(errs, fmt.Errorf("%s size %d: at most %d rows per thread", h.name, *h.size, maxHistoryPerThread))
 			*h.size = maxHistoryPerThread
@@ -197,6 +221,21 @@ func New(opts ...Option) (*Schema, error) {
 		}
 		s.stagesLong = g
 	}
+	if cfg.stmtLong > 0 {
+		g, err := rings.NewGlobalRefs(cfg.stmtLong, stmtWidth, stmtRefs)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("events_statements_history_long size %d: %w", cfg.stmtLong, err))
+		}
+		s.stmtsLong = g
+	}
+	if cfg.trxLong > 0 {
+		g, err := rings.NewGlobal(cfg.trxLong, trxWidth)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("events_transactions_history_long size %d: %w", cfg.trxLong, err))
+		}
+		s.trxLong = g
+	}
+	s.trxClass = s.MustRegister("transaction", WithDocumentation("A transaction: from its start to its commit or rollback."))
 	s.idle = s.MustRegister("idle", WithDocumentation("A thread waiting for its next unit of work."))
 	return s, errors.Join(errs...)
 }
@@ -265,6 +304,9 @@ func (s *Schema) Register(name string, opts ...ClassOption) (*Class, error) {
 		props:      cc.props,
 		volatility: cc.volatility,
 		doc:        cc.doc,
+	}
+	if kind == KindStatement {
+		c.stmt = &stmtShared{}
 	}
 	var f uint32
 	f = setBit(f, flagSetEnabled, enabled)

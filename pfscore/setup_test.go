@@ -69,14 +69,14 @@ func TestRegister(t *testing.T) {
 	if m.Timed() {
 		t.Errorf("a memory class cannot be timed")
 	}
-	rows := s.SetupInstruments()[1:] // after the built-in idle
+	rows := s.SetupInstruments()[2:] // after the built-in transaction and idle
 	if len(rows) != 3 || rows[0].Name != "wait/synch/mutex/app/a" || rows[0].Documentation != "guards a" || rows[2].Timed != nil {
 		t.Errorf("setup_instruments = %+v", rows)
 	}
 }
 
 func TestRegisterTooMany(t *testing.T) {
-	s := newTestSchema(t, WithMaxClasses(3)) // the built-in idle class takes one
+	s := newTestSchema(t, WithMaxClasses(4)) // the built-in transaction and idle classes take two
 	s.MustRegister("wait/synch/mutex/app/a")
 	s.MustRegister("wait/synch/mutex/app/b")
 	if _, err := s.Register("wait/synch/mutex/app/c"); !errors.Is(err, ErrTooManyClasses) {
@@ -85,7 +85,7 @@ func TestRegisterTooMany(t *testing.T) {
 	if s.classesLost.Load() != 1 {
 		t.Errorf("classes lost = %d", s.classesLost.Load())
 	}
-	if s.MustRegister("wait/synch/mutex/app/a").Index() != 1 {
+	if s.MustRegister("wait/synch/mutex/app/a").Index() != 2 {
 		t.Errorf("existing classes must stay reachable when full")
 	}
 }

@@ -16,24 +16,34 @@ type StatusVariable struct {
 // goroutine, or had ended) and Performance_schema_instrument_errors
 // (instruments a service asked for that could not register).
 func (s *Schema) Status() []StatusVariable {
-	var long, stagesLong uint64
+	var long, stagesLong, stmtsLong, trxLong uint64
 	if s.waitsLong != nil {
 		long = s.waitsLong.Lost()
 	}
 	if s.stagesLong != nil {
 		stagesLong = s.stagesLong.Lost()
 	}
+	if s.trxLong != nil {
+		trxLong = s.trxLong.Lost()
+	}
+	if s.stmtsLong != nil {
+		stmtsLong = s.stmtsLong.Lost()
+	}
 	return []StatusVariable{
 		{"Performance_schema_accounts_lost", s.accountsLost.Load()},
 		{"Performance_schema_classes_lost", s.classesLost.Load()},
 		{"Performance_schema_cond_instances_lost", s.conds.Lost()},
+		{"Performance_schema_digest_lost", s.digestLost.Load()},
 		{"Performance_schema_events_stages_history_long_lost", stagesLong},
+		{"Performance_schema_events_statements_history_long_lost", stmtsLong},
+		{"Performance_schema_events_transactions_history_long_lost", trxLong},
 		{"Performance_schema_events_waits_history_long_lost", long},
 		{"Performance_schema_file_instances_lost", s.fileInsts.Lost()},
 		{"Performance_schema_hosts_lost", s.hostsLost.Load()},
 		{"Performance_schema_instrument_errors", s.instrumentErrors.Load()},
 		{"Performance_schema_mutex_instances_lost", s.mutexes.Lost()},
 		{"Performance_schema_names_lost", s.names.lost.Load()},
+		{"Performance_schema_nested_statement_lost", s.nestedStatementLost.Load()},
 		{"Performance_schema_nested_wait_lost", s.nestedWaitLost.Load()},
 		{"Performance_schema_rwlock_instances_lost", s.rwlocks.Lost()},
 		{"Performance_schema_socket_instances_lost", s.socketInsts.Lost()},

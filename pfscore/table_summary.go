@@ -215,6 +215,11 @@ func loadShared(src []sharedStat, n int, tag uint64) []statRow {
 // threadStats returns a thread's statistics by class index.
 func (t *Thread) threadStats(n int, tag uint64) []statRow { return loadStats(*t.stats.Load(), n, tag) }
 
+// threadStatRows and actorStatRows are the thread and actor statistics of
+// the families whose statistics are statRows.
+func threadStatRows(t *Thread, cs []*Class, tag uint64) []statRow  { return t.threadStats(len(cs), tag) }
+func actorStatRows(r *actorRow, cs []*Class, tag uint64) []statRow { return r.actorStats(len(cs), tag) }
+
 // endedAndLive returns, under endMu, the ended threads' totals by class (n
 // long) and the live threads: End moves a thread from one to the other
 // under endMu, so a reader that adds the live threads' statistics to the
@@ -257,8 +262,8 @@ func init() {
 		groups: groupsAll,
 		group:  func(c *Class) uint8 { return groupOf(c.kind) },
 		global: (*Schema).globalWaits,
-		thread: (*Thread).threadStats,
-		actor:  (*actorRow).actorStats,
+		thread: threadStatRows,
+		actor:  actorStatRows,
 	})
 
 	defineSummary("events_waits_summary_by_instance", groupsInstances, nil,

@@ -115,6 +115,26 @@ type threadCore struct {
 	stage        stageState
 	stageRow     stageSlot
 	stageHistory *rings.PerThread
+	// The statements in progress (written in write sections only): the
+	// stack, its depth, and the EVENT_ID what begins now nests in (the
+	// innermost statement with a current row; 0: none); the depth published
+	// for readers, the current rows, and events_statements_history.
+	stmts         [statementStackDepth]stmtLevel
+	stmtDepth     int
+	stmtNest      uint64
+	stmtDepthCell owned.Uint64
+	stmtRows      [statementStackDepth]stmtSlot
+	stmtHistory   *rings.PerThread
+	// stmtX is the thread's statement counters by statement class kind
+	// index, grown like stats.
+	stmtX atomic.Pointer[[]ownedCounts]
+	// The transaction in progress (written in write sections only), the
+	// current transaction row, events_transactions_history, and the
+	// thread's transaction statistics, read-write and read-only.
+	trx        trxState
+	trxRow     trxSlot
+	trxHistory *rings.PerThread
+	trxStats   [2]ownedStat
 	// stats is the thread's by-event-name statistics, indexed by class. The
 	// owner grows it by publishing a longer copy; the slice a pointer
 	// points to never changes, so anyone may load and index it.
@@ -254,8 +274,16 @@ func (s *Schema) takeCore() *threadCore {
 	if n := s.cfg.stagesHistory; n > 0 {
 		c.stageHistory, _ = rings.NewPerThread(n, stageWidth) // likewise
 	}
+	if n := s.cfg.trxHistory; n > 0 {
+		c.trxHistory, _ = rings.NewPerThread(n, trxWidth) // likewise
+	}
+	if n := s.cfg.stmtHistory; n > 0 {
+		c.stmtHistory, _ = rings.NewPerThreadRefs(n, stmtWidth, stmtRefs) // likewise
+	}
 	empty := []ownedStat{}
 	c.stats.Store(&empty)
+	noCounts := []ownedCounts{}
+	c.stmtX.Store(&noCounts)
 	return c
 }
 
@@ -307,6 +335,28 @@ func (c *threadCore) recycle() {
 	for i := range st {
 		st[i].reset()
 	}
+	c.stmtDepth, c.stmtNest = 0, 0
+	c.stmtDepthCell.Set(0)
+	for i := range c.stmtRows {
+		c.stmtRows[i].cells[qClass].Set(0)
+		for j := range c.stmtRows[i].refs {
+			c.stmtRows[i].refs[j].Store(nil) // let the old strings go
+		}
+	}
+	if c.stmtHistory != nil {
+		c.stmtHistory.Reset()
+	}
+	x := *c.stmtX.Load()
+	for i := range x {
+		x[i].reset()
+	}
+	c.trx = trxState{}
+	c.trxRow.cells[xState].Set(0)
+	if c.trxHistory != nil {
+		c.trxHistory.Reset()
+	}
+	c.trxStats[0].reset()
+	c.trxStats[1].reset()
 }
 
 // threadMask derives a thread's consumer mask from INSTRUMENTED and HISTORY.
@@ -413,9 +463,15 @@ func (t *Thread) End() {
 	t.ended.Store(true)
 	s := t.s
 	stats := *t.stats.Load()
-	s.actorsDisconnect(t, stats)
+	x := loadCounts(*t.stmtX.Load())
+	s.actorsDisconnect(t, stats, x)
 	s.endMu.Lock()
 	s.rollUpEndedLocked(stats)
+	addCounts(&s.stmtEnded, x)
+	e := s.epochOf(truncThreads)
+	for i := range t.trxStats {
+		s.trxEnded[i].addRow(e, t.trxStats[i].load(e.tag))
+	}
 	s.threadObjs[t.rec.Index()].Store(nil)
 	s.endMu.Unlock()
 	s.threads.Free(t.rec)

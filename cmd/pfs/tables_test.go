@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,6 +42,11 @@ func startService(t *testing.T, opts ...exporter.HandlerOption) *service {
 	svc.thread = instrument.NewThread(testThread, opt, instrument.WithUser("app"), instrument.WithHost("localhost"))
 	t.Cleanup(svc.thread.End)
 	svc.work(20)
+	ctx := instrument.ContextWithThread(context.Background(), svc.thread)
+	for id := range 3 {
+		st := instrument.StartSQL(ctx, s, "app", fmt.Sprintf("SELECT * FROM t WHERE id = %d", id))
+		st.End(instrument.StatementResult{RowsSent: 1})
+	}
 	f, err := instrument.NewFileClass(testFile, opt).Create(filepath.Join(t.TempDir(), "data.log"))
 	if err != nil {
 		t.Fatal(err)

@@ -39,8 +39,9 @@ func runTop(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	limit := fs.Int("limit", 10, "rows per section")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: pfs top [--addr host:port] [--interval 5s] [--count N | --once] [--limit N]")
-		fmt.Fprintln(stderr, "\nA report in the manner of MySQL's sys schema, refreshed until interrupted: top")
-		fmt.Fprintln(stderr, "waits by total latency, hottest instances, busiest threads, lost counters.")
+		fmt.Fprintln(stderr, "\nA report in the manner of MySQL's sys schema, refreshed until interrupted:")
+		fmt.Fprintln(stderr, "statement analysis by digest, top waits by total latency, hottest instances,")
+		fmt.Fprintln(stderr, "busiest threads, lost counters.")
 		fmt.Fprintln(stderr, "Totals are cumulative since start-up or the tables' last TRUNCATE; from the")
 		fmt.Fprintln(stderr, "second report on, top waits also show the last interval and are ranked by it.")
 		fmt.Fprintln(stderr, "The screen is cleared between reports only when standard output is a terminal.")
@@ -129,6 +130,7 @@ type topState struct {
 }
 
 var topSections = []topSection{
+	{"Statement analysis (events_statements_summary_by_digest)", topStatements, "no statements yet"},
 	{"Top waits by total latency (events_waits_summary_global_by_event_name)", topWaits, "no timed waits yet"},
 	{"Hottest instances (events_waits_summary_by_instance)", topInstances, "no timed waits on instances yet"},
 	{"Busiest threads (events_waits_summary_by_thread_by_event_name)", topThreads, "no thread has waited yet"},
@@ -255,6 +257,34 @@ func topWaits(t pfscore.Tables, limit int, st *topState) (*pfscore.Result, error
 			out = append(out, d.dCount, d.dT)
 		}
 		res.Rows = append(res.Rows, out)
+	}
+	return res, nil
+}
+
+// topStatements is sys.statement_analysis: the digests with the most
+// total latency, with their count, p95, rows, errors and a sample.
+func topStatements(t pfscore.Tables, limit int, _ *topState) (*pfscore.Result, error) {
+	src, err := t.Query("events_statements_summary_by_digest", pfscore.Query{
+		Order: "SUM_TIMER_WAIT desc",
+		Limit: limit,
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := columnsOf(src)
+	res := newResult("statement_analysis", "query", pfscore.ColString, "db", pfscore.ColString,
+		"exec_count", pfscore.ColUint, "err_count", pfscore.ColUint,
+		"total_latency", pfscore.ColPicos, "avg_latency", pfscore.ColPicos, "p95_latency", pfscore.ColPicos,
+		"rows_sent", pfscore.ColUint, "rows_affected", pfscore.ColUint, "sample", pfscore.ColString)
+	for _, r := range src.Rows {
+		query := m.str(r, "DIGEST_TEXT")
+		if query == "" {
+			query = "(other digests: the table is full)"
+		}
+		res.Rows = append(res.Rows, pfscore.Row{shorten(query, 60), m.get(r, "SCHEMA_NAME"),
+			m.get(r, "COUNT_STAR"), m.get(r, "SUM_ERRORS"),
+			m.get(r, "SUM_TIMER_WAIT"), m.get(r, "AVG_TIMER_WAIT"), m.get(r, "QUANTILE_95"),
+			m.get(r, "SUM_ROWS_SENT"), m.get(r, "SUM_ROWS_AFFECTED"), shorten(m.str(r, "QUERY_SAMPLE_TEXT"), 40)})
 	}
 	return res, nil
 }

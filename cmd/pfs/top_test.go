@@ -22,6 +22,7 @@ func TestTopOnce(t *testing.T) {
 	}
 	for _, want := range []string{
 		"pfs top  http://" + svc.addr + "/debug/pfs",
+		"Statement analysis",
 		"Top waits by total latency",
 		"Hottest instances",
 		"Busiest threads",
@@ -45,6 +46,11 @@ func TestTopOnce(t *testing.T) {
 			rest = rest[:j]
 		}
 		return rest
+	}
+	if st := section("Statement analysis"); !strings.Contains(st, "SELECT * FROM `t` WHERE `id` = ?") {
+		t.Errorf("statement analysis:\n%s", st)
+	} else if fields := strings.Fields(strings.SplitAfter(st, "= ?")[1]); len(fields) < 3 || fields[0] != "app" || fields[1] != "3" {
+		t.Errorf("statement analysis row: %v\n%s", fields, st)
 	}
 	waits := section("Top waits by total latency")
 	if !strings.Contains(waits, testMutex) || !strings.Contains(waits, testFile) || strings.Contains(waits, "idle") {
@@ -97,7 +103,7 @@ func TestTopCountAndLimit(t *testing.T) {
 func TestTopLostAndMissingTables(t *testing.T) {
 	// A service whose schema lost a class, behind a proxy that hides the
 	// instance tables (as a service of an older otelpfs would lack tables).
-	s, _ := pfscore.New(pfscore.WithoutEnvironment(), pfscore.WithMaxClasses(2))
+	s, _ := pfscore.New(pfscore.WithoutEnvironment(), pfscore.WithMaxClasses(3))
 	s.Register("wait/synch/mutex/pfs/one")
 	s.Register("wait/synch/mutex/pfs/two") // over the limit: lost
 	h := exporter.Handler(s)
@@ -273,7 +279,7 @@ func TestTopHandlerErrorNamesService(t *testing.T) {
 	}))
 	defer srv.Close()
 	code, out, errs := pfs(t, "top", "--addr", srv.URL, "--once")
-	want := "table events_waits_summary_global_by_event_name of " + srv.URL + "/debug/pfs: rendering: out of paper"
+	want := "table events_statements_summary_by_digest of " + srv.URL + "/debug/pfs: rendering: out of paper"
 	if code != 1 || out != "" || !strings.Contains(errs, want) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errs, want)
 	}

@@ -1,0 +1,758 @@
+package pfscore
+
+import (
+	"encoding/binary"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/otelpfs/otelpfs/digest"
+	"github.com/otelpfs/otelpfs/hwclock"
+	"github.com/otelpfs/otelpfs/internal/owned"
+)
+
+// Statement events: statement/sql/<command> and statement/<component>/<name>
+// classes, the rows of events_statements_current, _history and
+// _history_long, the summaries by event name and by digest, and the
+// latency histograms.
+//
+// A statement is begun with Schema.StartStatement, which returns a
+// Statement the caller keeps (on its stack: MySQL's statement locker
+// state) and ends with Statement.End. With a thread, statements nest: a
+// statement begun while another is in progress on the thread is one level
+// deeper (NESTING_EVENT_LEVEL), and nests in it (NESTING_EVENT_TYPE
+// STATEMENT), up to statementStackDepth levels; deeper statements count in
+// the summaries but show no row (Performance_schema_nested_statement_lost).
+// Stages and waits begun during a statement nest in it.
+//
+// Every per-thread write is a write section (Thread.enter), like the other
+// events'; the current rows have a sequence word each, as the stage row
+// does, since the guard's moves with every wait.
+
+// statementStackDepth is MySQL's performance_schema_max_statement_stack.
+const statementStackDepth = 10
+
+// The words of a statement row, as a thread's current slots and the history
+// rings store it.
+const (
+	qThreadID      = iota // THREAD_ID
+	qEventID              // EVENT_ID
+	qEndEventID           // END_EVENT_ID+1; 0 while in progress
+	qClass                // class index+1; 0: empty slot
+	qTimerStart           // TIMER_START, ps; 0: untimed
+	qTimerEnd             // TIMER_END, ps
+	qDigest0              // DIGEST, 4 words, when qfHasDigest
+	qDigest1              //
+	qDigest2              //
+	qDigest3              //
+	qRowsAffected         // ROWS_AFFECTED
+	qRowsSent             // ROWS_SENT
+	qRowsExamined         // ROWS_EXAMINED
+	qErrors               // ERRORS
+	qWarnings             // WARNINGS
+	qNestingID            // NESTING_EVENT_ID; 0: NULL
+	qMisc                 // timer | nesting type<<8 | level<<16 | flags<<24
+	qTextLen              // SQL_TEXT's length (of the clipped text)
+	qDigestTextLen        // DIGEST_TEXT's
+	qSchemaLen            // CURRENT_SCHEMA's
+	qMessageLen           // MESSAGE_TEXT's
+	qSource               // interned SOURCE
+	qTrace0               // TRACE_ID, 2 words, when qfHasTrace
+	qTrace1               //
+	qSpan                 // SPAN_ID
+	stmtWidth
+)
+
+// The pointer cells of a statement row: the strings whose lengths the words
+// above hold.
+const (
+	rText = iota
+	rDigestText
+	rSchema
+	rMessage
+	stmtRefs
+)
+
+// Flags in a statement row's qMisc, above bit 24.
+const (
+	qfHasDigest = 1 << (24 + iota)
+	qfTextCut
+	qfHasTrace
+)
+
+// stmtSlot is a current statement row: words, strings and a sequence word
+// of its own.
+type stmtSlot struct {
+	seq   owned.Seq
+	cells [stmtWidth]owned.Uint64
+	refs  [stmtRefs]atomic.Pointer[byte] // the strings' bytes
+}
+
+// stmtLevel is a statement in progress on a thread, its owner's.
+type stmtLevel struct {
+	id   uint64 // its EVENT_ID, 0 without a current row
+	nest uint64 // the EVENT_ID what begins inside nests in: id, or the enclosing level's
+}
+
+// StatementInfo describes a statement as it begins.
+type StatementInfo struct {
+	// Text is SQL_TEXT, the statement as the application sent it; its
+	// digest is computed from it (once per distinct text, see the
+	// statement cache).
+	Text string
+	// Normalized says Text is already in normalized form, its own
+	// DIGEST_TEXT: an HTTP route pattern, an RPC method. Its DIGEST is the
+	// SHA-256 of the text.
+	Normalized bool
+	// Schema is CURRENT_SCHEMA, and half of the by-digest key.
+	Schema string
+	// Source is SOURCE.
+	Source string
+	// TraceID and SpanID are the OpenTelemetry span the statement runs in,
+	// zero for none (see instrument's trace hook).
+	TraceID [16]byte
+	SpanID  [8]byte
+}
+
+// StatementResult is what a statement did, as its End reports it.
+type StatementResult struct {
+	RowsAffected uint64 // ROWS_AFFECTED
+	RowsSent     uint64 // ROWS_SENT: rows returned to the application
+	RowsExamined uint64 // ROWS_EXAMINED
+	Errors       uint64 // ERRORS: 1 for a statement that failed
+	Warnings     uint64 // WARNINGS
+	Message      string // MESSAGE_TEXT: the error's text
+	// Client-side times, picoseconds: waiting for a pooled connection, in
+	// the driver's round trips, and iterating the result.
+	PoolTime, DriverTime, FetchTime uint64
+	Retries                         uint64 // attempts repeated (driver.ErrBadConn)
+	Cancelled                       bool   // the statement's context was done
+}
+
+// Statement is a statement in progress: what StartStatement returns, for
+// End. It is a value the caller keeps; the zero Statement (an instrument
+// that is off) does nothing.
+type Statement struct {
+	s      *Schema
+	t      *Thread
+	c      *Class
+	entry  *stmtEntry
+	schema string
+	text   string
+	start  uint64
+	id     uint64
+	timer  hwclock.Timer
+	level  int8
+	flags  uint8
+}
+
+// Statement flags.
+const (
+	sfTimed   = 1 << iota
+	sfThread  // the thread part: statistics, and the stack level
+	sfEvent   // a current row
+	sfHistory // to events_statements_history at End
+	sfLong    // to events_statements_history_long
+)
+
+// StartStatement begins a statement of class c (a statement/... class) on
+// thread t (nil: none). c off, or not a statement class of s, gives the
+// zero Statement. Safe only from the goroutine that drives t.
+func (s *Schema) StartStatement(t *Thread, c *Class, info StatementInfo) Statement {
+	if c == nil || c.kind != KindStatement || !s.owns(c) {
+		return Statement{}
+	}
+	f := c.flags.Load()
+	if f&flagOn == 0 {
+		return Statement{}
+	}
+	return s.startStatement(t, c, f, nil, &info)
+}
+
+// startStatement begins a statement of class c, whose flags are f; e is the
+// text's cache entry if the caller has it.
+func (s *Schema) startStatement(t *Thread, c *Class, f uint32, e *stmtEntry, info *StatementInfo) Statement {
+	st := Statement{s: s, c: c, schema: info.Schema, level: -1}
+	if f&flagSetTimed != 0 {
+		st.flags |= sfTimed
+		st.timer = s.timers.Timer(hwclock.ClassStatement)
+		st.start = st.timer.Now()
+	}
+	cons := s.consumers.Load()
+	if cons&(1<<ConsumerStatementsDigest) != 0 && info.Text != "" && s.cfg.maxDigestLength > 0 {
+		if e == nil {
+			e = s.stmtCache.lookup(info.Text, info.Normalized)
+		}
+		st.entry = e
+	}
+	if t != nil && t.s == s && !t.ended.Load() {
+		t.beginStatement(&st, info, cons&t.mask.Load())
+	}
+	return st
+}
+
+// StartSQL begins a SQL statement on thread t (nil: none): its class is
+// statement/sql/<command> from the text's first keywords (see SQLCommand),
+// registered on first use. The text's digest and class are computed once
+// per distinct text (the statement cache), so a repeated text costs a
+// lookup.
+func (s *Schema) StartSQL(t *Thread, info StatementInfo) Statement {
+	e := s.stmtCache.lookup(info.Text, false)
+	c := e.class
+	if c == nil {
+		return Statement{}
+	}
+	f := c.flags.Load()
+	if f&flagOn == 0 {
+		return Statement{}
+	}
+	return s.startStatement(t, c, f, e, &info)
+}
+
+// SetText replaces the statement's text (and so its digest), as MySQL's
+// statement text arrives after the statement began: an HTTP request's route
+// is known once the request is routed. normalized is as in StatementInfo.
+// Safe only from the goroutine that drives the statement's thread.
+func (st *Statement) SetText(text string, normalized bool) {
+	s := st.s
+	if s == nil {
+		return
+	}
+	st.entry = nil
+	if s.consumers.Load()&(1<<ConsumerStatementsDigest) != 0 && text != "" && s.cfg.maxDigestLength > 0 {
+		st.entry = s.stmtCache.lookup(text, normalized)
+	}
+	if st.flags&sfEvent == 0 {
+		return
+	}
+	st.text = text
+	t := st.t
+	if t.ended.Load() {
+		return
+	}
+	g, ok := t.enter()
+	if !ok {
+		return
+	}
+	if level := int(st.level); level < t.stmtDepth && t.stmts[level].id == st.id {
+		t.writeText(&t.stmtRows[level], text, st.entry)
+	}
+	t.leave(g)
+}
+
+// writeText writes a statement row's SQL_TEXT, DIGEST and DIGEST_TEXT, in
+// a write section.
+func (t *Thread) writeText(slot *stmtSlot, text string, e *stmtEntry) {
+	clipped, cut := clipText(text, t.s.cfg.maxSQLText)
+	c := &slot.cells
+	misc := c[qMisc].Load() &^ (qfTextCut | qfHasDigest)
+	if cut {
+		misc |= qfTextCut
+	}
+	var dtext string
+	slot.seq.BeginWrite()
+	if e != nil && e.has {
+		misc |= qfHasDigest
+		dtext = e.digestText
+		d := &e.digest
+		c[qDigest0].Set(binary.LittleEndian.Uint64(d[0:]))
+		c[qDigest1].Set(binary.LittleEndian.Uint64(d[8:]))
+		c[qDigest2].Set(binary.LittleEndian.Uint64(d[16:]))
+		c[qDigest3].Set(binary.LittleEndian.Uint64(d[24:]))
+	}
+	c[qMisc].Set(misc)
+	c[qTextLen].Set(uint64(len(clipped)))
+	c[qDigestTextLen].Set(uint64(len(dtext)))
+	setRef(&slot.refs[rText], clipped)
+	setRef(&slot.refs[rDigestText], dtext)
+	slot.seq.EndWrite()
+}
+
+// Now returns the statement's timer's reading, picoseconds, or 0 for an
+// untimed statement: the clock the client-side times of StatementResult
+// are measured on.
+func (st *Statement) Now() uint64 {
+	if st.flags&sfTimed == 0 {
+		return 0
+	}
+	return st.timer.Now()
+}
+
+// Timed reports whether the statement is timed.
+func (st *Statement) Timed() bool { return st.flags&sfTimed != 0 }
+
+// Active reports whether the statement is instrumented at all.
+func (st *Statement) Active() bool { return st.s != nil }
+
+// beginStatement pushes the statement on the thread's stack and writes its
+// current row, in a write section.
+func (t *Thread) beginStatement(st *Statement, info *StatementInfo, cons uint32) {
+	if cons&(1<<ConsumerThreadInstrumentation) == 0 {
+		return
+	}
+	g, ok := t.enter()
+	if !ok {
+		return
+	}
+	defer t.leave(g)
+	level := t.stmtDepth
+	if level >= statementStackDepth {
+		t.s.nestedStatementLost.Add(1)
+		return
+	}
+	st.t, st.level = t, int8(level)
+	st.flags |= sfThread
+	// What the statement nests in: the enclosing statement, or at level 0
+	// the transaction in progress (what begins inside the statement nests
+	// in statements only).
+	var stmtParent uint64
+	if level > 0 {
+		stmtParent = t.stmts[level-1].nest
+	}
+	parent, nestType := stmtParent, NestingStatement
+	if level == 0 && t.trx.on {
+		t.trx.statements++
+		parent, nestType = t.trx.id, NestingTransaction
+	}
+	t.stmts[level] = stmtLevel{nest: stmtParent}
+	t.stmtDepth = level + 1
+	t.stmtNest = stmtParent
+	if cons&(1<<ConsumerEventsStatementsCurrent) == 0 {
+		t.stmtDepthCell.Set(uint64(t.stmtDepth))
+		return
+	}
+	st.flags |= sfEvent
+	if cons&(1<<ConsumerEventsStatementsHistory) != 0 && t.stmtHistory != nil {
+		st.flags |= sfHistory
+	}
+	if cons&(1<<ConsumerEventsStatementsHistoryLong) != 0 && t.s.stmtsLong != nil {
+		st.flags |= sfLong
+	}
+	st.id = t.eventID
+	t.eventID++
+	t.stmts[level] = stmtLevel{id: st.id, nest: st.id}
+	t.stmtNest = st.id
+	st.text = info.Text
+
+	var src uint64
+	if info.Source != "" {
+		src = t.s.names.Intern(info.Source)
+	}
+	text, cut := clipText(info.Text, t.s.cfg.maxSQLText)
+	misc := uint64(st.timer) << miscTimer
+	if parent != 0 {
+		misc |= uint64(nestType) << 8
+	}
+	misc |= uint64(level) << 16
+	if cut {
+		misc |= qfTextCut
+	}
+	var dtext string
+	if e := st.entry; e != nil && e.has {
+		misc |= qfHasDigest
+		dtext = e.digestText
+	}
+	if info.TraceID != [16]byte{} {
+		misc |= qfHasTrace
+	}
+	slot := &t.stmtRows[level]
+	slot.seq.BeginWrite()
+	c := &slot.cells
+	c[qThreadID].Set(t.id)
+	c[qEventID].Set(st.id)
+	c[qEndEventID].Set(0)
+	c[qClass].Set(uint64(st.c.index) + 1)
+	c[qTimerStart].Set(st.start)
+	c[qTimerEnd].Set(0)
+	if misc&qfHasDigest != 0 {
+		d := &st.entry.digest
+		c[qDigest0].Set(binary.LittleEndian.Uint64(d[0:]))
+		c[qDigest1].Set(binary.LittleEndian.Uint64(d[8:]))
+		c[qDigest2].Set(binary.LittleEndian.Uint64(d[16:]))
+		c[qDigest3].Set(binary.LittleEndian.Uint64(d[24:]))
+	}
+	for _, i := range [...]int{qRowsAffected, qRowsSent, qRowsExamined, qErrors, qWarnings, qMessageLen} {
+		c[i].Set(0)
+	}
+	c[qNestingID].Set(parent)
+	c[qMisc].Set(misc)
+	c[qTextLen].Set(uint64(len(text)))
+	c[qDigestTextLen].Set(uint64(len(dtext)))
+	c[qSchemaLen].Set(uint64(len(info.Schema)))
+	c[qSource].Set(src)
+	c[qTrace0].Set(binary.LittleEndian.Uint64(info.TraceID[0:]))
+	c[qTrace1].Set(binary.LittleEndian.Uint64(info.TraceID[8:]))
+	c[qSpan].Set(binary.LittleEndian.Uint64(info.SpanID[:]))
+	setRef(&slot.refs[rText], text)
+	setRef(&slot.refs[rDigestText], dtext)
+	setRef(&slot.refs[rSchema], info.Schema)
+	setRef(&slot.refs[rMessage], "")
+	slot.seq.EndWrite()
+	t.stmtDepthCell.Set(uint64(t.stmtDepth))
+}
+
+// End ends the statement with what it did. Safe only from the goroutine that
+// drives the statement's thread.
+func (st *Statement) End(r StatementResult) {
+	s := st.s
+	if s == nil {
+		return
+	}
+	timed := st.flags&sfTimed != 0
+	var end, wait uint64
+	if timed {
+		end = st.timer.Now()
+		wait = end - st.start
+	} else {
+		end = hwclock.Cycle.Now() // for LAST_SEEN
+	}
+	x := stmtCounts{xErrors: r.Errors, xWarnings: r.Warnings, xRowsAffected: r.RowsAffected,
+		xRowsSent: r.RowsSent, xRowsExamined: r.RowsExamined, xPoolTime: r.PoolTime,
+		xDriverTime: r.DriverTime, xFetchTime: r.FetchTime, xRetries: r.Retries}
+	if r.Cancelled {
+		x[xCancelled] = 1
+	}
+	if e := st.entry; e != nil && e.has {
+		rec := s.digestRecord(e, st.schema, end)
+		rec.stats.aggregate(timed, wait, end, &x)
+		if st.flags&sfEvent != 0 {
+			rec.stats.maybeSample(st.text, timed, wait, end, uint64(s.cfg.sampleAge.Nanoseconds())*1000, uint64(s.cfg.maxSQLText))
+		}
+	}
+	if timed {
+		s.stmtHist[histBucket(wait)].Add(1)
+	}
+	if st.flags&sfThread == 0 || !st.t.endStatement(st, timed, wait, end, &x, &r) {
+		st.c.stmt.stat.aggregate(s.epochOf(truncThreads), timed, wait)
+		st.c.stmt.x.add(&x)
+	}
+	st.s = nil // a second End does nothing
+}
+
+// endStatement ends the thread part of st: statistics, the row closed and
+// copied to history, the stack popped. It reports false if the thread
+// part was dropped (another writer, or the thread ended, or the statement
+// is no longer on the stack), for End to count the statement without it.
+func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, x *stmtCounts, r *StatementResult) bool {
+	if t.ended.Load() {
+		t.s.threadEventsLost.Add(1)
+		return false
+	}
+	g, ok := t.enter()
+	if !ok {
+		return false
+	}
+	defer t.leave(g)
+	level := int(st.level)
+	if level >= t.stmtDepth || t.stmts[level].id != st.id {
+		t.s.threadEventsLost.Add(1) // ended out of order: an enclosing statement ended first
+		return false
+	}
+	// A stage begun inside the statement ends with it.
+	if t.stage.on && t.stage.stmtDepth > level {
+		t.endStage()
+	}
+	t.stat(st.c.index).aggregate(t.s.epochOf(truncThreads), timed, wait)
+	t.stmtCounts(st.c.kindIndex).add(x)
+	t.stmtDepth = level // statements left in progress above it are abandoned
+	t.stmtNest = 0
+	if level > 0 {
+		t.stmtNest = t.stmts[level-1].nest
+	}
+	t.stmtDepthCell.Set(uint64(level))
+	if st.flags&sfEvent == 0 {
+		return true
+	}
+	msg, _ := clipText(r.Message, t.s.cfg.maxSQLText)
+	slot := &t.stmtRows[level]
+	c := &slot.cells
+	slot.seq.BeginWrite()
+	c[qEndEventID].Set(t.eventID) // the last EVENT_ID so far, +1
+	c[qTimerEnd].Set(end)
+	c[qRowsAffected].Set(r.RowsAffected)
+	c[qRowsSent].Set(r.RowsSent)
+	c[qRowsExamined].Set(r.RowsExamined)
+	c[qErrors].Set(r.Errors)
+	c[qWarnings].Set(r.Warnings)
+	c[qMessageLen].Set(uint64(len(msg)))
+	setRef(&slot.refs[rMessage], msg)
+	slot.seq.EndWrite()
+	if st.flags&(sfHistory|sfLong) != 0 {
+		var row [stmtWidth]uint64
+		var refs [stmtRefs]unsafe.Pointer
+		for i := range c {
+			row[i] = c[i].Load()
+		}
+		for i := range refs {
+			refs[i] = unsafe.Pointer(slot.refs[i].Load())
+		}
+		if st.flags&sfHistory != 0 {
+			t.stmtHistory.AppendRefs(row[:], refs[:])
+		}
+		if st.flags&sfLong != 0 {
+			t.s.stmtsLong.AppendRefs(row[:], refs[:])
+		}
+	}
+	return true
+}
+
+// nesting returns what a wait beginning now at level 0 nests in: the stage
+// in progress with a current row, else the innermost statement with one.
+// In a write section.
+func (t *Thread) nesting() (uint64, NestingType) {
+	if t.stage.nest != 0 {
+		return t.stage.nest, NestingStage
+	}
+	if t.stmtNest != 0 {
+		return t.stmtNest, NestingStatement
+	}
+	return 0, NestingNone
+}
+
+// copyStmt copies a current statement row with the seqlock protocol on its
+// sequence; false if no stable copy came.
+func (c *threadCore) copyStmt(level int, dst *[stmtWidth]uint64, refs *[stmtRefs]unsafe.Pointer) bool {
+	slot := &c.stmtRows[level]
+	for range 64 {
+		v := slot.seq.Load()
+		if v&1 != 0 {
+			continue
+		}
+		for i := range slot.cells {
+			dst[i] = slot.cells[i].Load()
+		}
+		for i := range slot.refs {
+			refs[i] = unsafe.Pointer(slot.refs[i].Load())
+		}
+		if slot.seq.Load() == v {
+			return true
+		}
+	}
+	return false
+}
+
+// StatementEvent is a row of the events_statements_* tables.
+type StatementEvent struct {
+	ThreadID          uint64      `pfs:"THREAD_ID,id"`
+	EventID           uint64      `pfs:"EVENT_ID,id"`
+	EndEventID        uint64      `pfs:"END_EVENT_ID,id,valid=!InProgress"`
+	EventName         string      `pfs:"EVENT_NAME,dim"`
+	Source            string      `pfs:"SOURCE,text,null"`
+	TimerStart        uint64      `pfs:"TIMER_START,time,valid=Timed"`
+	TimerEnd          uint64      `pfs:"TIMER_END,time,valid=Timed"` // for a statement in progress, now
+	TimerWait         uint64      `pfs:"TIMER_WAIT,duration,valid=Timed"`
+	SQLText           string      `pfs:"SQL_TEXT,text,null"`
+	Digest            string      `pfs:"DIGEST,attr,null"`
+	DigestText        string      `pfs:"DIGEST_TEXT,text,null"`
+	CurrentSchema     string      `pfs:"CURRENT_SCHEMA,attr,null"`
+	MessageText       string      `pfs:"MESSAGE_TEXT,text,null"`
+	Errors            uint64      `pfs:"ERRORS,gauge"`
+	Warnings          uint64      `pfs:"WARNINGS,gauge"`
+	RowsAffected      uint64      `pfs:"ROWS_AFFECTED,gauge"`
+	RowsSent          uint64      `pfs:"ROWS_SENT,gauge"`
+	RowsExamined      uint64      `pfs:"ROWS_EXAMINED,gauge"`
+	NestingEventID    uint64      `pfs:"NESTING_EVENT_ID,id,null"`
+	NestingEventType  NestingType `pfs:"NESTING_EVENT_TYPE,attr,null"`
+	NestingEventLevel uint64      `pfs:"NESTING_EVENT_LEVEL,attr"`
+	TraceID           string      `pfs:"TRACE_ID,id,null"`
+	SpanID            string      `pfs:"SPAN_ID,id,null"`
+
+	InProgress bool // the statement has not ended: END_EVENT_ID is NULL
+	Timed      bool // the TIMER_* columns are not NULL
+}
+
+// decodeStatement turns a row's words and strings into a StatementEvent;
+// false for an empty slot or a class that no longer exists.
+func (s *Schema) decodeStatement(c []uint64, refs []unsafe.Pointer) (StatementEvent, bool) {
+	classes := s.Classes()
+	ci := c[qClass]
+	if ci == 0 || ci > uint64(len(classes)) {
+		return StatementEvent{}, false
+	}
+	misc := c[qMisc]
+	e := StatementEvent{
+		ThreadID:          c[qThreadID],
+		EventID:           c[qEventID],
+		EventName:         classes[ci-1].name,
+		Source:            s.names.Lookup(c[qSource]),
+		TimerStart:        c[qTimerStart],
+		SQLText:           showText(refString(refs[rText], c[qTextLen]), misc&qfTextCut != 0),
+		CurrentSchema:     refString(refs[rSchema], c[qSchemaLen]),
+		MessageText:       refString(refs[rMessage], c[qMessageLen]),
+		Errors:            c[qErrors],
+		Warnings:          c[qWarnings],
+		RowsAffected:      c[qRowsAffected],
+		RowsSent:          c[qRowsSent],
+		RowsExamined:      c[qRowsExamined],
+		NestingEventID:    c[qNestingID],
+		NestingEventType:  NestingType(misc >> 8 & 0xff),
+		NestingEventLevel: misc >> 16 & 0xff,
+	}
+	if misc&qfHasDigest != 0 {
+		var d digest.Digest
+		binary.LittleEndian.PutUint64(d[0:], c[qDigest0])
+		binary.LittleEndian.PutUint64(d[8:], c[qDigest1])
+		binary.LittleEndian.PutUint64(d[16:], c[qDigest2])
+		binary.LittleEndian.PutUint64(d[24:], c[qDigest3])
+		e.Digest = d.Hex()
+		e.DigestText = refString(refs[rDigestText], c[qDigestTextLen])
+	}
+	if misc&qfHasTrace != 0 {
+		var tr [16]byte
+		var sp [8]byte
+		binary.LittleEndian.PutUint64(tr[0:], c[qTrace0])
+		binary.LittleEndian.PutUint64(tr[8:], c[qTrace1])
+		binary.LittleEndian.PutUint64(sp[:], c[qSpan])
+		e.TraceID, e.SpanID = hexString(tr[:]), hexString(sp[:])
+	}
+	if end := c[qEndEventID]; end != 0 {
+		e.EndEventID = end - 1
+		e.TimerEnd = c[qTimerEnd]
+	} else {
+		e.InProgress = true
+		if tm := hwclock.Timer(misc >> miscTimer & 0xff); e.TimerStart != 0 && tm < hwclock.NumTimers {
+			e.TimerEnd = tm.Now()
+		}
+	}
+	if e.TimerStart != 0 {
+		e.Timed = true
+		e.TimerWait = e.TimerEnd - e.TimerStart
+	} else {
+		e.TimerEnd = 0
+	}
+	return e, true
+}
+
+// setRef stores s's bytes in a row's pointer cell, unless the cell holds
+// them already: a pointer store is an atomic exchange with a write barrier,
+// and a thread's statements mostly repeat their schema and texts.
+func setRef(p *atomic.Pointer[byte], s string) {
+	if b := unsafe.StringData(s); p.Load() != b {
+		p.Store(b)
+	}
+}
+
+// refString rebuilds a string from a row's pointer cell and length word.
+// The pointer keeps the bytes alive; the row's version check made the pair
+// consistent.
+func refString(p unsafe.Pointer, n uint64) string {
+	if p == nil || n == 0 {
+		return ""
+	}
+	return unsafe.String((*byte)(p), int(n))
+}
+
+func hexString(b []byte) string {
+	const digits = "0123456789abcdef"
+	out := make([]byte, 2*len(b))
+	for i, x := range b {
+		out[2*i], out[2*i+1] = digits[x>>4], digits[x&15]
+	}
+	return string(out)
+}
+
+// EventsStatementsCurrent returns events_statements_current: each thread's
+// statements in progress, outermost first, or its last statement if none
+// is.
+func (s *Schema) EventsStatementsCurrent() []StatementEvent {
+	s.beginRead()
+	defer s.endRead()
+	s.readMu.Lock()
+	marks := s.stmtMarks
+	s.readMu.Unlock()
+	var out []StatementEvent
+	var row [stmtWidth]uint64
+	var refs [stmtRefs]unsafe.Pointer
+	for _, t := range s.liveThreads() {
+		n := int(min(t.stmtDepthCell.Load(), statementStackDepth))
+		if n == 0 {
+			n = 1 // the last statement, if it ended
+		}
+		for level := range n {
+			if !t.copyStmt(level, &row, &refs) {
+				continue
+			}
+			if e, ok := s.decodeStatement(row[:], refs[:]); ok && e.EventID > marks[e.ThreadID] {
+				if level > 0 && !e.InProgress {
+					continue // a statement that ended: only the outermost shows then
+				}
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// EventsStatementsHistory returns events_statements_history: each thread's
+// last statements, oldest first.
+func (s *Schema) EventsStatementsHistory() []StatementEvent {
+	s.beginRead()
+	defer s.endRead()
+	var out []StatementEvent
+	var words []uint64
+	var refs []unsafe.Pointer
+	for _, t := range s.liveThreads() {
+		if t.stmtHistory == nil {
+			continue
+		}
+		words, refs = t.stmtHistory.AppendRowsRefs(words[:0], refs[:0])
+		out = s.appendStatements(out, words, refs)
+	}
+	return out
+}
+
+// EventsStatementsHistoryLong returns events_statements_history_long,
+// oldest first.
+func (s *Schema) EventsStatementsHistoryLong() []StatementEvent {
+	if s.stmtsLong == nil {
+		return nil
+	}
+	words, refs := s.stmtsLong.AppendRowsRefs(nil, nil)
+	return s.appendStatements(nil, words, refs)
+}
+
+func (s *Schema) appendStatements(out []StatementEvent, words []uint64, refs []unsafe.Pointer) []StatementEvent {
+	for i, k := 0, 0; i+stmtWidth <= len(words); i, k = i+stmtWidth, k+stmtRefs {
+		if e, ok := s.decodeStatement(words[i:i+stmtWidth], refs[k:k+stmtRefs]); ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func init() {
+	defineRows("events_statements_current", (*Schema).EventsStatementsCurrent, func(s *Schema) {
+		// Hide every row shown now; each thread's next statement shows again.
+		marks := map[uint64]uint64{}
+		var row [stmtWidth]uint64
+		var refs [stmtRefs]unsafe.Pointer
+		for _, t := range s.liveThreads() {
+			for level := range statementStackDepth {
+				if t.copyStmt(level, &row, &refs) && row[qClass] != 0 && row[qEventID] > marks[row[qThreadID]] {
+					marks[row[qThreadID]] = row[qEventID]
+				}
+			}
+		}
+		s.stmtMarks = marks
+	})
+	defineRows("events_statements_history", (*Schema).EventsStatementsHistory, func(s *Schema) {
+		for _, t := range s.liveThreads() {
+			if t.stmtHistory != nil {
+				t.stmtHistory.Reset()
+			}
+		}
+	})
+	defineRows("events_statements_history_long", (*Schema).EventsStatementsHistoryLong, func(s *Schema) {
+		if s.stmtsLong != nil {
+			s.stmtsLong.Reset()
+		}
+	})
+	defineFamily(eventFamily[StatementStats, stmtStat]{
+		prefix: "events_statements_summary",
+		member: func(c *Class) bool { return c.kind == KindStatement },
+		groups: groupsThreads,
+		group:  func(*Class) uint8 { return truncThreads },
+		global: (*Schema).globalStatements,
+		thread: (*Thread).threadStmtStats,
+		actor:  (*actorRow).actorStmtStats,
+	})
+}

@@ -1,0 +1,424 @@
+package pfscore
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/otelpfs/otelpfs/digest"
+)
+
+// stmtFixture is a schema with every statement and stage consumer on, two
+// statement classes, a stage class, a mutex and a thread class.
+type stmtFixture struct {
+	*fixture
+	sel, req, stage *Class
+}
+
+func newStmtFixture(t testing.TB, opts ...Option) *stmtFixture {
+	f := newFixture(t, append([]Option{
+		WithConsumer(ConsumerEventsStatementsCurrent, true), WithConsumer(ConsumerEventsStatementsHistory, true),
+		WithConsumer(ConsumerEventsStatementsHistoryLong, true), WithConsumer(ConsumerEventsStagesCurrent, true),
+		WithConsumer(ConsumerEventsStagesHistory, true)}, opts...)...)
+	return &stmtFixture{fixture: f,
+		sel:   f.s.MustRegister("statement/sql/select", WithDefault(true, true)),
+		req:   f.s.MustRegister("statement/http/request", WithDefault(true, true)),
+		stage: f.s.MustRegister("stage/test/handler", WithDefault(true, true))}
+}
+
+// run runs one statement of class c with text on th.
+func (f *stmtFixture) run(th *Thread, c *Class, text string, r StatementResult) {
+	st := f.s.StartStatement(th, c, StatementInfo{Text: text, Schema: "app"})
+	st.End(r)
+}
+
+func TestStatementEvents(t *testing.T) {
+	f := newStmtFixture(t)
+	th := f.s.NewThread(f.thread, ThreadOptions{User: "alice", Host: "web1"})
+	defer th.End()
+
+	st := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT * FROM t WHERE id = 42", Schema: "app", Source: "db.go:7",
+		TraceID: [16]byte{1, 2, 3}, SpanID: [8]byte{9}})
+	cur := f.s.EventsStatementsCurrent()
+	if len(cur) != 1 || !cur[0].InProgress || cur[0].SQLText != "SELECT * FROM t WHERE id = 42" ||
+		cur[0].DigestText != "SELECT * FROM `t` WHERE `id` = ?" || cur[0].Digest != digest.StatementDigest("SELECT * FROM t WHERE id = 1").Hex() ||
+		cur[0].CurrentSchema != "app" || cur[0].Source != "db.go:7" || cur[0].NestingEventLevel != 0 || cur[0].NestingEventID != 0 ||
+		cur[0].TraceID != "01020300000000000000000000000000" || cur[0].SpanID != "0900000000000000" {
+		t.Fatalf("events_statements_current during the statement: %+v", cur)
+	}
+	st.End(StatementResult{RowsSent: 1, RowsExamined: 3, Warnings: 1})
+
+	st = f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT * FROM t WHERE id = 43", Schema: "app"})
+	st.End(StatementResult{Errors: 1, Message: "no such table: t"})
+
+	hist := f.s.EventsStatementsHistory()
+	if len(hist) != 2 || hist[0].RowsSent != 1 || hist[0].RowsExamined != 3 || hist[0].Warnings != 1 ||
+		hist[1].Errors != 1 || hist[1].MessageText != "no such table: t" || hist[0].InProgress || !hist[0].Timed ||
+		hist[0].TimerWait != hist[0].TimerEnd-hist[0].TimerStart || hist[0].Digest != hist[1].Digest || hist[1].SQLText != "SELECT * FROM t WHERE id = 43" {
+		t.Errorf("events_statements_history: %+v", hist)
+	}
+	if long := f.s.EventsStatementsHistoryLong(); len(long) != 2 {
+		t.Errorf("events_statements_history_long: %+v", long)
+	}
+	if cur := f.s.EventsStatementsCurrent(); len(cur) != 1 || cur[0].InProgress || cur[0].EventID != hist[1].EventID {
+		t.Errorf("events_statements_current after: %+v", cur)
+	}
+
+	// Both statements share one digest row.
+	rows := f.s.EventsStatementsSummaryByDigest()
+	if len(rows) != 1 || rows[0].CountStar != 2 || rows[0].SchemaName != "app" || rows[0].SumErrors != 1 || rows[0].SumRowsSent != 1 ||
+		rows[0].SumRowsExamined != 3 || rows[0].SumWarnings != 1 || rows[0].DigestText != "SELECT * FROM `t` WHERE `id` = ?" ||
+		rows[0].FirstSeen == 0 || rows[0].LastSeen < rows[0].FirstSeen || rows[0].QuerySampleText == "" ||
+		rows[0].MinTimerWait > rows[0].MaxTimerWait || rows[0].Quantile95 == 0 || rows[0].Quantile999 < rows[0].Quantile95 {
+		t.Errorf("events_statements_summary_by_digest: %+v", rows)
+	}
+	if d := time.Since(rows[0].LastSeen.Time()); d < 0 || d > time.Hour {
+		t.Errorf("LAST_SEEN %v is not about now", rows[0].LastSeen)
+	}
+
+	for table, where := range map[string]map[string]Value{
+		"events_statements_summary_global_by_event_name":     {"EVENT_NAME": f.sel.Name()},
+		"events_statements_summary_by_thread_by_event_name":  {"THREAD_ID": th.ID(), "EVENT_NAME": f.sel.Name()},
+		"events_statements_summary_by_account_by_event_name": {"USER": "alice", "HOST": "web1", "EVENT_NAME": f.sel.Name()},
+		"events_statements_summary_by_user_by_event_name":    {"USER": "alice", "EVENT_NAME": f.sel.Name()},
+		"events_statements_summary_by_host_by_event_name":    {"HOST": "web1", "EVENT_NAME": f.sel.Name()},
+	} {
+		rows := findRows(t, f.s, table, where)
+		if len(rows) != 1 || rows[0]["COUNT_STAR"] != uint64(2) || rows[0]["SUM_ERRORS"] != uint64(1) || rows[0]["SUM_ROWS_SENT"] != uint64(1) {
+			t.Errorf("%s: %v", table, rows)
+		}
+	}
+}
+
+// TestStatementNesting checks the four levels it has now: a request
+// statement, a stage in it, a SQL statement at level 1 in the stage's
+// statement, a wait in the SQL statement; and a wait in the stage.
+func TestStatementNesting(t *testing.T) {
+	f := newStmtFixture(t)
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	defer th.End()
+
+	req := f.s.StartStatement(th, f.req, StatementInfo{Text: "GET /users/{id}", Normalized: true})
+	th.StartStage(f.stage, "")
+	waitOnce(f.m, th) // in the stage
+	q := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 1"})
+	cur := f.s.EventsStatementsCurrent()
+	if len(cur) != 2 || cur[0].NestingEventLevel != 0 || cur[1].NestingEventLevel != 1 ||
+		cur[1].NestingEventID != cur[0].EventID || cur[1].NestingEventType != NestingStatement ||
+		cur[0].DigestText != "GET /users/{id}" {
+		t.Fatalf("events_statements_current with a nested statement: %+v", cur)
+	}
+	reqID, selID := cur[0].EventID, cur[1].EventID
+	stg := f.s.EventsStagesCurrent()
+	if len(stg) != 1 || stg[0].NestingEventID != reqID || stg[0].NestingEventType != NestingStatement {
+		t.Errorf("the stage does not nest in the request: %+v", stg)
+	}
+	q.End(StatementResult{})
+	req.End(StatementResult{})
+
+	waits := f.s.EventsWaitsHistory()
+	if len(waits) != 1 || waits[0].NestingEventID != stg[0].EventID || waits[0].NestingEventType != NestingStage {
+		t.Errorf("the wait does not nest in the stage: %+v", waits)
+	}
+	// The stage ended with the request.
+	if stg := f.s.EventsStagesCurrent(); len(stg) != 1 || stg[0].InProgress {
+		t.Errorf("the stage outlived its statement: %+v", stg)
+	}
+	hist := f.s.EventsStatementsHistory()
+	if len(hist) != 2 || hist[0].EventID != selID || hist[1].EventID != reqID || hist[0].EndEventID > hist[1].EndEventID {
+		t.Errorf("events_statements_history: %+v", hist)
+	}
+	// A wait directly in a statement nests in it.
+	q = f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 2"})
+	waitOnce(f.m, th)
+	q.End(StatementResult{})
+	if w := f.s.EventsWaitsCurrent(); len(w) != 1 || w[0].NestingEventType != NestingStatement {
+		t.Errorf("a wait in a statement: %+v", w)
+	}
+	// Statements from the same text, and a route, share digest rows; the
+	// route has its own.
+	byText := map[string]uint64{}
+	for _, r := range f.s.EventsStatementsSummaryByDigest() {
+		byText[r.DigestText] = r.CountStar
+	}
+	if byText["SELECT ?"] != 2 || byText["GET /users/{id}"] != 1 || len(byText) != 2 {
+		t.Errorf("digest rows: %v", byText)
+	}
+}
+
+func TestStatementStackBounded(t *testing.T) {
+	f := newStmtFixture(t)
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	defer th.End()
+	var sts []Statement
+	for range statementStackDepth + 2 {
+		sts = append(sts, f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 1"}))
+	}
+	if n := len(f.s.EventsStatementsCurrent()); n != statementStackDepth {
+		t.Errorf("%d current rows, want %d", n, statementStackDepth)
+	}
+	for i := len(sts) - 1; i >= 0; i-- {
+		sts[i].End(StatementResult{})
+	}
+	if n := status(f.s, "Performance_schema_nested_statement_lost"); n != 2 {
+		t.Errorf("nested_statement_lost %d, want 2", n)
+	}
+	// Every statement counts in the summaries, shown or not.
+	if n := count(t, f.s, "events_statements_summary_global_by_event_name", map[string]Value{"EVENT_NAME": f.sel.Name()}); n != statementStackDepth+2 {
+		t.Errorf("COUNT_STAR %d, want %d", n, statementStackDepth+2)
+	}
+	// Ending an enclosing statement first abandons the inner one, whose
+	// later End counts without its thread part.
+	outer := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 1"})
+	inner := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 1"})
+	outer.End(StatementResult{})
+	inner.End(StatementResult{})
+	if n := count(t, f.s, "events_statements_summary_global_by_event_name", map[string]Value{"EVENT_NAME": f.sel.Name()}); n != statementStackDepth+4 {
+		t.Errorf("COUNT_STAR %d, want %d", n, statementStackDepth+4)
+	}
+	if cur := f.s.EventsStatementsCurrent(); len(cur) != 1 || cur[0].InProgress {
+		t.Errorf("events_statements_current: %+v", cur)
+	}
+}
+
+func status(s *Schema, name string) uint64 {
+	for _, v := range s.Status() {
+		if v.Name == name {
+			return v.Value
+		}
+	}
+	return ^uint64(0)
+}
+
+func TestDigestTableFull(t *testing.T) {
+	f := newStmtFixture(t, WithDigestsSize(2))
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	defer th.End()
+	for _, q := range []string{"SELECT 1", "SELECT a FROM t", "SELECT b FROM t", "SELECT c FROM t", "SELECT 2", "SELECT c FROM t"} {
+		f.run(th, f.sel, q, StatementResult{})
+	}
+	rows := f.s.EventsStatementsSummaryByDigest()
+	got := map[string]uint64{}
+	for _, r := range rows {
+		key := r.DigestText
+		if r.Digest == "" {
+			if r.SchemaName != "" || r.DigestText != "" {
+				t.Errorf("the NULL row has a key: %+v", r)
+			}
+			key = "NULL"
+		}
+		got[key] = r.CountStar
+	}
+	want := map[string]uint64{"SELECT ?": 2, "SELECT `a` FROM `t`": 1, "NULL": 3}
+	if len(got) != len(want) || got["SELECT ?"] != 2 || got["SELECT `a` FROM `t`"] != 1 || got["NULL"] != 3 {
+		t.Errorf("rows %v, want %v", got, want)
+	}
+	if n := status(f.s, "Performance_schema_digest_lost"); n != 3 {
+		t.Errorf("digest_lost %d, want 3", n)
+	}
+	// TRUNCATE empties the table: new digests get rows again; the lost
+	// counter keeps counting up.
+	if err := f.s.Truncate("events_statements_summary_by_digest"); err != nil {
+		t.Fatal(err)
+	}
+	if rows := f.s.EventsStatementsSummaryByDigest(); len(rows) != 0 {
+		t.Errorf("rows after TRUNCATE: %+v", rows)
+	}
+	f.run(th, f.sel, "SELECT c FROM t", StatementResult{})
+	if rows := f.s.EventsStatementsSummaryByDigest(); len(rows) != 1 || rows[0].DigestText != "SELECT `c` FROM `t`" {
+		t.Errorf("rows after TRUNCATE and a statement: %+v", rows)
+	}
+	if n := status(f.s, "Performance_schema_digest_lost"); n != 3 {
+		t.Errorf("digest_lost %d after TRUNCATE, want 3", n)
+	}
+}
+
+func TestDigestPerSchema(t *testing.T) {
+	f := newStmtFixture(t)
+	for _, schema := range []string{"a", "b", "a"} {
+		st := f.s.StartStatement(nil, f.sel, StatementInfo{Text: "SELECT 1", Schema: schema})
+		st.End(StatementResult{})
+	}
+	got := map[string]uint64{}
+	for _, r := range f.s.EventsStatementsSummaryByDigest() {
+		got[r.SchemaName] = r.CountStar
+	}
+	if len(got) != 2 || got["a"] != 2 || got["b"] != 1 {
+		t.Errorf("rows by schema: %v", got)
+	}
+	// Without a thread, statements still count by event name.
+	if n := count(t, f.s, "events_statements_summary_global_by_event_name", map[string]Value{"EVENT_NAME": f.sel.Name()}); n != 3 {
+		t.Errorf("COUNT_STAR %d, want 3", n)
+	}
+}
+
+func TestQuerySample(t *testing.T) {
+	f := newStmtFixture(t, WithMaxSQLTextLength(16), WithMaxDigestSampleAge(0))
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	defer th.End()
+	sample := func() (string, uint64) {
+		rows := f.s.EventsStatementsSummaryByDigest()
+		if len(rows) != 1 {
+			t.Fatalf("rows: %+v", rows)
+		}
+		return rows[0].QuerySampleText, rows[0].QuerySampleTimerWait
+	}
+	f.run(th, f.sel, "SELECT 1", StatementResult{})
+	if text, _ := sample(); text != "SELECT 1" {
+		t.Errorf("first sample %q", text)
+	}
+	// A longer wait replaces it; its text is clipped, ending in "...".
+	st := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 2222222222222222", Schema: "app"})
+	time.Sleep(2 * time.Millisecond)
+	st.End(StatementResult{})
+	text, wait := sample()
+	if text != "SELECT 222222..." || wait < uint64(2*time.Millisecond)*1000 {
+		t.Errorf("sample after a longer wait: %q %d", text, wait)
+	}
+	// A shorter one does not, with no age limit.
+	f.run(th, f.sel, "SELECT 3", StatementResult{})
+	if text, _ := sample(); text != "SELECT 222222..." {
+		t.Errorf("a shorter wait replaced the sample: %q", text)
+	}
+	// With an age limit, an old sample is replaced by the next statement.
+	rec := f.s.digests.Load().records(nil)[0]
+	q := rec.stats.sample.Load()
+	old := *q
+	old.seen -= uint64(2 * time.Hour / time.Nanosecond * 1000)
+	rec.stats.sample.Store(&old)
+	f.s.cfg.sampleAge = time.Hour
+	f.run(th, f.sel, "SELECT 4", StatementResult{})
+	if text, _ := sample(); text != "SELECT 4" {
+		t.Errorf("an old sample was kept: %q", text)
+	}
+	// With events_statements_current off, MySQL takes no sample.
+	if err := f.s.Truncate("events_statements_summary_by_digest"); err != nil {
+		t.Fatal(err)
+	}
+	f.s.SetConsumer(ConsumerEventsStatementsCurrent, false)
+	f.run(th, f.sel, "SELECT 5", StatementResult{})
+	if text, _ := sample(); text != "" {
+		t.Errorf("a sample without events_statements_current: %q", text)
+	}
+}
+
+func TestStatementCacheNormalizesOnce(t *testing.T) {
+	c := newStmtCache(nil, 64, 1024)
+	a := c.lookup("SELECT * FROM t WHERE id = 1", false)
+	b := c.lookup("SELECT * FROM t WHERE id = 1", false)
+	if a != b || !a.has || a.digestText != "SELECT * FROM `t` WHERE `id` = ?" {
+		t.Errorf("cache: %p %p %+v", a, b, a)
+	}
+	if n := c.lookup("SELECT * FROM t WHERE id = 1", true); n == a || n.digestText != "SELECT * FROM t WHERE id = 1" {
+		t.Errorf("a normalized text shares the entry of a SQL text: %+v", n)
+	}
+	if e := c.lookup("   ", false); e.has {
+		t.Errorf("an empty statement has a digest: %+v", e)
+	}
+	long := "SELECT " + strings.Repeat("1, ", maxCachedText)
+	if c.lookup(long, false) == c.lookup(long, false) {
+		t.Errorf("a text past maxCachedText was cached")
+	}
+	off := newStmtCache(nil, 0, 1024)
+	if e := off.lookup("SELECT 1", false); !e.has || e.digestText != "SELECT ?" {
+		t.Errorf("without a cache: %+v", e)
+	}
+}
+
+// TestStatementRowsNotTornConcurrentSafe runs statements whose every
+// column derives from one number n (SQL_TEXT "SELECT n FROM t<n%3>",
+// ROWS_SENT n, ERRORS n%2, MESSAGE_TEXT "m<n>", CURRENT_SCHEMA "s<n%5>")
+// on threads, some of them shared by two goroutines (a misuse the engine
+// must survive), while readers check every row of the three statement
+// tables: a row mixing two statements' words or strings fails.
+func TestStatementRowsNotTornConcurrentSafe(t *testing.T) {
+	f := newStmtFixture(t, WithStatementsHistoryLongSize(64), WithStatementsHistorySize(4))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	shared := f.s.NewThread(f.thread, ThreadOptions{User: "u"})
+	defer shared.End()
+	write := func(g int, th *Thread) {
+		defer wg.Done()
+		for n := g * 1_000_000; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			st := f.s.StartSQL(th, StatementInfo{Text: fmt.Sprintf("SELECT %d FROM t%d", n, n%3), Schema: fmt.Sprintf("s%d", n%5)})
+			if n%4 == 0 { // a nested one
+				in := f.s.StartSQL(th, StatementInfo{Text: fmt.Sprintf("SELECT %d FROM t%d", n+1, (n+1)%3), Schema: fmt.Sprintf("s%d", (n+1)%5)})
+				in.End(StatementResult{RowsSent: uint64(n + 1), Errors: uint64((n + 1) % 2), Message: fmt.Sprintf("m%d", n+1)})
+			}
+			st.End(StatementResult{RowsSent: uint64(n), Errors: uint64(n % 2), Message: fmt.Sprintf("m%d", n)})
+		}
+	}
+	for g := range 2 {
+		wg.Add(1)
+		go func() {
+			th := f.s.NewThread(f.thread, ThreadOptions{})
+			defer th.End()
+			write(g+1, th)
+		}()
+	}
+	for g := range 2 {
+		wg.Add(1)
+		go write(g+3, shared)
+	}
+	check := func(table string, e StatementEvent) {
+		var n, tn int
+		if _, err := fmt.Sscanf(e.SQLText, "SELECT %d FROM t%d", &n, &tn); err != nil || tn != n%3 {
+			t.Errorf("%s: SQL_TEXT %q", table, e.SQLText)
+			return
+		}
+		if e.CurrentSchema != fmt.Sprintf("s%d", n%5) || e.DigestText != fmt.Sprintf("SELECT ? FROM `t%d`", n%3) {
+			t.Errorf("%s: torn row: %q schema %q digest %q", table, e.SQLText, e.CurrentSchema, e.DigestText)
+		}
+		if !e.InProgress && (e.RowsSent != uint64(n) || e.Errors != uint64(n%2) || e.MessageText != fmt.Sprintf("m%d", n)) {
+			t.Errorf("%s: torn row: %q rows %d errors %d message %q", table, e.SQLText, e.RowsSent, e.Errors, e.MessageText)
+		}
+		if e.InProgress && (e.RowsSent != 0 || e.MessageText != "") {
+			t.Errorf("%s: a statement in progress with results: %+v", table, e)
+		}
+		if e.Timed && e.TimerEnd < e.TimerStart {
+			t.Errorf("%s: TIMER_END before TIMER_START: %+v", table, e)
+		}
+	}
+	deadline := time.Now().Add(time.Second)
+	reads := 0
+	for time.Now().Before(deadline) && !t.Failed() {
+		for _, e := range f.s.EventsStatementsCurrent() {
+			check("current", e)
+		}
+		for _, e := range f.s.EventsStatementsHistory() {
+			check("history", e)
+		}
+		for _, e := range f.s.EventsStatementsHistoryLong() {
+			check("history_long", e)
+		}
+		if reads%50 == 49 {
+			f.s.Truncate("events_statements_history_long")
+		}
+		reads++
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("%d reads; %d thread events lost", reads, status(f.s, "Performance_schema_thread_events_lost"))
+}
+
+func TestStatementSetText(t *testing.T) {
+	f := newStmtFixture(t)
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	defer th.End()
+	st := f.s.StartStatement(th, f.req, StatementInfo{Text: "GET /users/42", Normalized: true})
+	st.SetText("GET /users/{id}", true)
+	if cur := f.s.EventsStatementsCurrent(); len(cur) != 1 || cur[0].SQLText != "GET /users/{id}" || cur[0].DigestText != "GET /users/{id}" {
+		t.Errorf("current row after SetText: %+v", cur)
+	}
+	st.End(StatementResult{})
+	if rows := f.s.EventsStatementsSummaryByDigest(); len(rows) != 1 || rows[0].DigestText != "GET /users/{id}" {
+		t.Errorf("digest rows: %+v", rows)
+	}
+}

@@ -1,0 +1,114 @@
+package pfscore
+
+import (
+	"math"
+	"testing"
+)
+
+// TestHistogramBounds checks bucket bounds against the values MySQL's
+// histograms.result shows.
+func TestHistogramBounds(t *testing.T) {
+	for _, c := range []struct {
+		bucket    int
+		low, high uint64
+	}{
+		{0, 0, 10000000},
+		{1, 10000000, 10471285},
+		{10, 15135612, 15848931},
+		{440, 6025595860743779, 6309573444802144},
+		{449, 9120108393559408, math.MaxUint64},
+	} {
+		if histBounds[c.bucket] != c.low || histBounds[c.bucket+1] != c.high {
+			t.Errorf("bucket %d: [%d, %d), want [%d, %d)", c.bucket, histBounds[c.bucket], histBounds[c.bucket+1], c.low, c.high)
+		}
+	}
+	// Every wait falls in the bucket whose bounds hold it, at the edges too.
+	for i := range histBuckets {
+		lo, hi := histBounds[i], histBounds[i+1]
+		for _, ps := range []uint64{lo, lo + (hi-lo)/2, hi - 1} {
+			if b := histBucket(ps); b != i {
+				t.Fatalf("histBucket(%d) = %d, want %d (bounds [%d, %d))", ps, b, i, lo, hi)
+			}
+		}
+	}
+	if b := histBucket(math.MaxUint64); b != histBuckets-1 {
+		t.Errorf("histBucket(max) = %d", b)
+	}
+}
+
+// TestQuantiles checks QUANTILE_95/99/999 against values worked out by
+// hand with MySQL's rule: the upper bound of the first bucket whose
+// cumulative count reaches ceil(n*q).
+func TestQuantiles(t *testing.T) {
+	var h histCounts
+	if a, b, c := h.quantiles(); a != 0 || b != 0 || c != 0 {
+		t.Errorf("empty histogram: %d %d %d", a, b, c)
+	}
+	// 100 statements: 90 in bucket 5, 9 in bucket 100, 1 in bucket 300.
+	// ceil(95) = 95 and ceil(99) = 99 are reached in bucket 100, ceil(99.9)
+	// = 100 in bucket 300.
+	h[5], h[100], h[300] = 90, 9, 1
+	q95, q99, q999 := h.quantiles()
+	if q95 != histBounds[101] || q99 != histBounds[101] || q999 != histBounds[301] {
+		t.Errorf("quantiles %d %d %d, want %d %d %d", q95, q99, q999, histBounds[101], histBounds[101], histBounds[301])
+	}
+	// 1000 statements: 950 in bucket 1, 40 in bucket 2, 9 in bucket 3, 1 in
+	// bucket 4: 950 reaches ceil(950); 990 reaches ceil(990); 999 reaches
+	// ceil(999).
+	h = histCounts{}
+	h[1], h[2], h[3], h[4] = 950, 40, 9, 1
+	q95, q99, q999 = h.quantiles()
+	if q95 != histBounds[2] || q99 != histBounds[3] || q999 != histBounds[4] {
+		t.Errorf("quantiles %d %d %d, want %d %d %d", q95, q99, q999, histBounds[2], histBounds[3], histBounds[4])
+	}
+	// One statement: every quantile is its bucket's upper bound.
+	h = histCounts{}
+	h[7] = 1
+	if a, b, c := h.quantiles(); a != histBounds[8] || b != a || c != a {
+		t.Errorf("one statement: %d %d %d", a, b, c)
+	}
+	rows := appendBuckets(nil, &h)
+	if len(rows) != histBuckets || rows[6].CountBucketAndLower != 0 || rows[7].CountBucket != 1 ||
+		rows[7].BucketQuantile.String() != "1.000000" || rows[449].CountBucketAndLower != 1 || rows[0].BucketQuantile.String() != "0.000000" {
+		t.Errorf("bucket rows: %+v %+v %+v", rows[6], rows[7], rows[449])
+	}
+}
+
+// TestHistogramTables runs statements of known waits through the tables.
+func TestHistogramTables(t *testing.T) {
+	f := newStmtFixture(t)
+	for range 3 {
+		f.run(nil, f.sel, "SELECT 1", StatementResult{})
+	}
+	g := f.s.EventsStatementsHistogramGlobal()
+	var n uint64
+	for _, b := range g {
+		n += b.CountBucket
+	}
+	if len(g) != histBuckets || n != 3 || g[449].CountBucketAndLower != 3 {
+		t.Errorf("histogram_global: %d rows, %d statements", len(g), n)
+	}
+	d := f.s.EventsStatementsHistogramByDigest()
+	if len(d) != histBuckets || d[0].Digest == "" || d[0].SchemaName != "app" || d[449].CountBucketAndLower != 3 {
+		t.Errorf("histogram_by_digest: %d rows, %+v", len(d), d[449])
+	}
+	// TRUNCATE of a histogram restarts its buckets, and the quantiles.
+	for _, table := range []string{"events_statements_histogram_global", "events_statements_histogram_by_digest"} {
+		if err := f.s.Truncate(table); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g := f.s.EventsStatementsHistogramGlobal(); g[449].CountBucketAndLower != 0 {
+		t.Errorf("histogram_global after TRUNCATE: %+v", g[449])
+	}
+	if d := f.s.EventsStatementsHistogramByDigest(); d[449].CountBucketAndLower != 0 {
+		t.Errorf("histogram_by_digest after TRUNCATE: %+v", d[449])
+	}
+	if r := f.s.EventsStatementsSummaryByDigest(); r[0].Quantile95 != 0 || r[0].CountStar != 3 {
+		t.Errorf("summary after a histogram TRUNCATE: %+v", r[0])
+	}
+	f.run(nil, f.sel, "SELECT 1", StatementResult{})
+	if g := f.s.EventsStatementsHistogramGlobal(); g[449].CountBucketAndLower != 1 {
+		t.Errorf("histogram_global after a statement: %+v", g[449])
+	}
+}

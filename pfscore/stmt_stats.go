@@ -1,0 +1,277 @@
+package pfscore
+
+import (
+	"sync/atomic"
+
+	"github.com/otelpfs/otelpfs/internal/owned"
+)
+
+// Statement statistics by event name: a statement class's count and times
+// are its statRow, kept where every class's are (a thread's stats, the
+// actor rows' and the ended threads' roll-ups); its counters (errors, rows,
+// the client-side times) are kept beside them, indexed by the class's
+// kindIndex, with the same owners, locks and roll-ups. Statements without a
+// thread, or whose thread part was dropped, count in their class's
+// stmtShared.
+
+// ownedCounts are a thread's counters of one statement class (one writer).
+type ownedCounts [numStmtCounters]owned.Uint64
+
+// sharedCounts are counters any goroutine adds to.
+type sharedCounts [numStmtCounters]atomic.Uint64
+
+func (c *ownedCounts) add(x *stmtCounts) {
+	for i, v := range x {
+		if v != 0 {
+			c[i].Set(c[i].Load() + v)
+		}
+	}
+}
+
+func (c *ownedCounts) load() (out stmtCounts) {
+	for i := range c {
+		out[i] = c[i].Load()
+	}
+	return out
+}
+
+func (c *ownedCounts) reset() {
+	for i := range c {
+		c[i].Set(0)
+	}
+}
+
+func (c *sharedCounts) add(x *stmtCounts) {
+	for i, v := range x {
+		if v != 0 {
+			c[i].Add(v)
+		}
+	}
+}
+
+func (c *sharedCounts) load() (out stmtCounts) {
+	for i := range c {
+		out[i] = c[i].Load()
+	}
+	return out
+}
+
+// stmtShared is a statement class's statistics of statements counted
+// without a thread.
+type stmtShared struct {
+	stat sharedStat
+	x    sharedCounts
+}
+
+// stmtCounts returns the thread's counters of statement class kind index
+// k, growing the table if the class registered after the last growth. In a
+// write section only.
+func (t *Thread) stmtCounts(k int) *ownedCounts {
+	if x := *t.stmtX.Load(); k < len(x) {
+		return &x[k]
+	}
+	return t.growStmtCounts(k)
+}
+
+//go:noinline
+func (c *threadCore) growStmtCounts(k int) *ownedCounts {
+	old := *c.stmtX.Load()
+	next := make([]ownedCounts, max(k+1, 2*len(old)))
+	for j := range old { // the only writer: a plain copy is exact
+		for i := range old[j] {
+			next[j][i].Set(old[j][i].Load())
+		}
+	}
+	c.stmtX.Store(&next)
+	return &next[k]
+}
+
+// loadCounts copies counters by kind index.
+func loadCounts(src []ownedCounts) []stmtCounts {
+	out := make([]stmtCounts, len(src))
+	for i := range src {
+		out[i] = src[i].load()
+	}
+	return out
+}
+
+func loadSharedCounts(src []sharedCounts) []stmtCounts {
+	out := make([]stmtCounts, len(src))
+	for i := range src {
+		out[i] = src[i].load()
+	}
+	return out
+}
+
+// addCounts adds counters by kind index into a shared table, growing it by
+// copy first if it is shorter. The caller serializes writers of p (an
+// actor row's mu, Schema.endMu).
+func addCounts(p *atomic.Pointer[[]sharedCounts], x []stmtCounts) {
+	old := *p.Load()
+	if len(old) < len(x) {
+		next := make([]sharedCounts, len(x))
+		for j := range old {
+			for i := range old[j] {
+				next[j][i].Store(old[j][i].Load())
+			}
+		}
+		p.Store(&next)
+		old = next
+	}
+	for j := range x {
+		old[j].add(&x[j])
+	}
+}
+
+// stmtStat is a statement summary row's statistics as the engine adds and
+// rebases them.
+type stmtStat struct {
+	statRow
+	x stmtCounts
+}
+
+func (r *stmtStat) addCounts(x stmtCounts) {
+	for i, v := range x {
+		r.x[i] += v
+	}
+}
+
+func (r stmtStat) sub(base stmtStat) stmtStat {
+	out := stmtStat{statRow: r.statRow.sub(base.statRow)}
+	if out.Count == 0 {
+		return out
+	}
+	for i := range r.x {
+		if r.x[i] > base.x[i] {
+			out.x[i] = r.x[i] - base.x[i]
+		}
+	}
+	return out
+}
+
+func (r stmtStat) settled() stmtStat { r.statRow = r.statRow.settled(); return r }
+
+func (r stmtStat) view() StatementStats {
+	return StatementStats{r.statRow.view(), r.x.counts(), r.x.client()}
+}
+
+func (x *stmtCounts) counts() StatementCounts {
+	return StatementCounts{x[xErrors], x[xWarnings], x[xRowsAffected], x[xRowsSent], x[xRowsExamined]}
+}
+
+func (x *stmtCounts) client() ClientTimes {
+	return ClientTimes{x[xPoolTime], x[xDriverTime], x[xFetchTime], x[xRetries], x[xCancelled]}
+}
+
+// StatementStats are the statistics columns of the
+// events_statements_summary_*_by_event_name tables.
+type StatementStats struct {
+	WaitStats
+	StatementCounts
+	ClientTimes
+}
+
+// StatementCounts are MySQL's per-statement sums that apply to a Go
+// service: what the application reports when the statement ends.
+type StatementCounts struct {
+	SumErrors       uint64 `pfs:"SUM_ERRORS,counter"`
+	SumWarnings     uint64 `pfs:"SUM_WARNINGS,counter"`
+	SumRowsAffected uint64 `pfs:"SUM_ROWS_AFFECTED,counter"`
+	SumRowsSent     uint64 `pfs:"SUM_ROWS_SENT,counter"`
+	SumRowsExamined uint64 `pfs:"SUM_ROWS_EXAMINED,counter"`
+}
+
+// ClientTimes are otelpfs's own statement columns: where a client spent a
+// statement's time, which the database server cannot see (the pool, the
+// driver's round trips, the application iterating rows), and the retries
+// and cancellations.
+type ClientTimes struct {
+	SumPoolTime    uint64 `pfs:"SUM_POOL_TIME,timer"`
+	SumDriverTime  uint64 `pfs:"SUM_DRIVER_TIME,timer"`
+	SumFetchTime   uint64 `pfs:"SUM_FETCH_TIME,timer"`
+	CountRetries   uint64 `pfs:"COUNT_RETRIES,counter"`
+	CountCancelled uint64 `pfs:"COUNT_CANCELLED,counter"`
+}
+
+// threadStmtStats returns the thread's statement statistics by class index
+// (n long): its statRows, and its counters placed by each class's index.
+func (t *Thread) threadStmtStats(classes []*Class, tag uint64) []stmtStat {
+	rows := t.threadStats(len(classes), tag)
+	x := loadCounts(*t.stmtX.Load())
+	return joinStmt(classes, rows, x)
+}
+
+// joinStmt pairs statRows by class index with counters by kind index.
+func joinStmt(classes []*Class, rows []statRow, x []stmtCounts) []stmtStat {
+	out := make([]stmtStat, len(rows))
+	for i := range rows {
+		out[i].statRow = rows[i]
+	}
+	for _, c := range classes {
+		if c.kind == KindStatement && c.kindIndex < len(x) && c.index < len(out) {
+			out[c.index].x = x[c.kindIndex]
+		}
+	}
+	return out
+}
+
+// actorStmtStats is actorStats with the counters.
+func (r *actorRow) actorStmtStats(classes []*Class, tag uint64) []stmtStat {
+	n := len(classes)
+	r.mu.Lock()
+	rows := loadShared(*r.waits.Load(), n, tag)
+	x := loadSharedCounts(*r.stmts.Load())
+	for _, a := range r.accounts {
+		addStats(rows, loadShared(*a.waits.Load(), n, tag))
+		ax := loadSharedCounts(*a.stmts.Load())
+		if len(ax) > len(x) {
+			x = append(x, make([]stmtCounts, len(ax)-len(x))...)
+		}
+		for i := range ax {
+			for j := range ax[i] {
+				x[i][j] += ax[i][j]
+			}
+		}
+	}
+	live := append([]*Thread(nil), r.live...)
+	r.mu.Unlock()
+	out := joinStmt(classes, rows, x)
+	for _, t := range live {
+		ts := t.threadStmtStats(classes, tag)
+		for i := range out {
+			out[i].add(ts[i].statRow)
+			out[i].addCounts(ts[i].x)
+		}
+	}
+	return out
+}
+
+// globalStatements returns the global statement statistics by class
+// index: the ended threads', the live threads' and those counted without a
+// thread.
+func (s *Schema) globalStatements(classes []*Class) []stmtStat {
+	n := len(classes)
+	tag := s.extTags[truncThreads].Load()
+	s.beginRead()
+	defer s.endRead()
+	s.endMu.Lock()
+	ended := loadShared(*s.threadsEnded.Load(), n, tag)
+	endedX := loadSharedCounts(*s.stmtEnded.Load())
+	live := s.liveThreads()
+	s.endMu.Unlock()
+	out := joinStmt(classes, ended, endedX)
+	for _, t := range live {
+		ts := t.threadStmtStats(classes, tag)
+		for i := range out {
+			out[i].add(ts[i].statRow)
+			out[i].addCounts(ts[i].x)
+		}
+	}
+	for _, c := range classes {
+		if c.stmt != nil {
+			out[c.index].add(c.stmt.stat.load(tag))
+			out[c.index].addCounts(c.stmt.x.load())
+		}
+	}
+	return out
+}

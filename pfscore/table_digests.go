@@ -1,0 +1,168 @@
+package pfscore
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/otelpfs/otelpfs/hwclock"
+)
+
+// events_statements_summary_by_digest, events_statements_histogram_by_digest
+// and events_statements_histogram_global.
+
+// A Timestamp is a TIMESTAMP(6) column: a moment as picoseconds on the
+// timers' epoch, shown as local wall-clock time with microseconds, as MySQL
+// shows FIRST_SEEN.
+type Timestamp uint64
+
+func (t Timestamp) String() string {
+	if t == 0 {
+		return ""
+	}
+	return hwclock.WallTime(uint64(t)).Format(timestampLayout)
+}
+
+// Time returns the wall-clock time of t.
+func (t Timestamp) Time() time.Time { return hwclock.WallTime(uint64(t)) }
+
+// timestampLayout is how a Timestamp shows: MySQL's TIMESTAMP(6).
+const timestampLayout = "2006-01-02 15:04:05.000000"
+
+// UnmarshalText reads a Timestamp as String shows it (Scan uses it).
+func (t *Timestamp) UnmarshalText(b []byte) error {
+	w, err := time.ParseInLocation(timestampLayout, string(b), time.Local)
+	if err != nil {
+		return fmt.Errorf("pfs: bad TIMESTAMP %q: %w", b, err)
+	}
+	// The picoseconds since the timers' epoch, to the microsecond shown.
+	*t = Timestamp(uint64(w.Sub(hwclock.WallTime(0)).Nanoseconds()) * 1000)
+	return nil
+}
+
+// ByDigest is the key of a by-digest row: CURRENT_SCHEMA and DIGEST, both
+// NULL in the row that counts the statements of digests the full table
+// could not take.
+type ByDigest struct {
+	SchemaName string `pfs:"SCHEMA_NAME,dim,null"`
+	Digest     string `pfs:"DIGEST,dim,null"`
+}
+
+// DigestSummary is a row of events_statements_summary_by_digest.
+type DigestSummary struct {
+	ByDigest
+	DigestText string `pfs:"DIGEST_TEXT,text,null"`
+	WaitStats
+	StatementCounts
+	FirstSeen            Timestamp `pfs:"FIRST_SEEN,attr,null"`
+	LastSeen             Timestamp `pfs:"LAST_SEEN,attr,null"`
+	Quantile95           uint64    `pfs:"QUANTILE_95,gauge,ps"`
+	Quantile99           uint64    `pfs:"QUANTILE_99,gauge,ps"`
+	Quantile999          uint64    `pfs:"QUANTILE_999,gauge,ps"`
+	QuerySampleText      string    `pfs:"QUERY_SAMPLE_TEXT,text,null"`
+	QuerySampleSeen      Timestamp `pfs:"QUERY_SAMPLE_SEEN,attr,null"`
+	QuerySampleTimerWait uint64    `pfs:"QUERY_SAMPLE_TIMER_WAIT,duration"`
+	ClientTimes
+}
+
+// load copies a record's statistics. The count is loaded last, so that it
+// covers every statement whose sums were loaded (see ownedStat.load).
+func (d *digestStats) load() (stmtStat, histCounts) {
+	var st stmtStat
+	h := histCounts(d.hist.load())
+	st.x = d.x.load()
+	mn, mx := d.min.Load(), d.max.Load()
+	st.Sum = d.sum.Load()
+	st.Count = d.count.Load()
+	if mn <= mx {
+		st.Min, st.Max, st.ext = mn, mx, true
+	}
+	return st, h
+}
+
+// EventsStatementsSummaryByDigest returns events_statements_summary_by_digest.
+func (s *Schema) EventsStatementsSummaryByDigest() []DigestSummary {
+	s.readMu.RLock()
+	defer s.readMu.RUnlock()
+	var out []DigestSummary
+	for _, r := range s.digests.Load().records(nil) {
+		st, h := r.stats.load()
+		st = st.settled()
+		h = h.sub(s.histDigestBase[r])
+		row := DigestSummary{
+			DigestText:      r.text,
+			WaitStats:       st.statRow.view(),
+			StatementCounts: st.x.counts(),
+			ClientTimes:     st.x.client(),
+			FirstSeen:       Timestamp(r.stats.first.Load()),
+			LastSeen:        Timestamp(r.stats.last.Load()),
+		}
+		if r.schema != "" || r.text != "" {
+			row.SchemaName, row.Digest = r.schema, r.digest.Hex()
+		}
+		row.Quantile95, row.Quantile99, row.Quantile999 = h.quantiles()
+		if q := r.stats.sample.Load(); q != nil {
+			row.QuerySampleText = showText(q.text, q.truncated)
+			row.QuerySampleSeen = Timestamp(q.seen)
+			row.QuerySampleTimerWait = q.wait
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// DigestHistogramBucket is a row of events_statements_histogram_by_digest.
+type DigestHistogramBucket struct {
+	ByDigest
+	HistogramBucket
+}
+
+// EventsStatementsHistogramByDigest returns
+// events_statements_histogram_by_digest: 450 rows per digest.
+func (s *Schema) EventsStatementsHistogramByDigest() []DigestHistogramBucket {
+	s.readMu.RLock()
+	defer s.readMu.RUnlock()
+	var out []DigestHistogramBucket
+	var buckets []HistogramBucket
+	for _, r := range s.digests.Load().records(nil) {
+		_, h := r.stats.load()
+		h = h.sub(s.histDigestBase[r])
+		key := ByDigest{}
+		if r.schema != "" || r.text != "" {
+			key = ByDigest{r.schema, r.digest.Hex()}
+		}
+		buckets = appendBuckets(buckets[:0], &h)
+		for _, b := range buckets {
+			out = append(out, DigestHistogramBucket{key, b})
+		}
+	}
+	return out
+}
+
+// EventsStatementsHistogramGlobal returns events_statements_histogram_global:
+// every timed statement's wait, digest or not.
+func (s *Schema) EventsStatementsHistogramGlobal() []HistogramBucket {
+	s.readMu.RLock()
+	defer s.readMu.RUnlock()
+	h := histCounts(s.stmtHist.load()).sub(s.histGlobalBase)
+	return appendBuckets(nil, &h)
+}
+
+func init() {
+	defineRows("events_statements_summary_by_digest", (*Schema).EventsStatementsSummaryByDigest, func(s *Schema) {
+		// A new, empty table: records are never reset under their writers.
+		s.digests.Store(newDigestTable(s.cfg.digestsSize, &s.digestLost))
+		s.histDigestBase = nil
+	})
+	defineRows("events_statements_histogram_by_digest", (*Schema).EventsStatementsHistogramByDigest, func(s *Schema) {
+		base := map[*digestRecord]*histCounts{}
+		for _, r := range s.digests.Load().records(nil) {
+			h := histCounts(r.stats.hist.load())
+			base[r] = &h
+		}
+		s.histDigestBase = base
+	})
+	defineRows("events_statements_histogram_global", (*Schema).EventsStatementsHistogramGlobal, func(s *Schema) {
+		h := histCounts(s.stmtHist.load())
+		s.histGlobalBase = &h
+	})
+}
