@@ -118,3 +118,62 @@ func BenchmarkConnWriteMemEnabledThread(b *testing.B) {
 		c.Write(buf)
 	}
 }
+
+// Reads on a net.Conn that fills p in memory: the Read path's own cost,
+// which the idle mark (Conn.SetIdle) must leave unchanged while unused.
+
+type fillConn struct{ discardConn }
+
+func (fillConn) Read(p []byte) (int, error) { return len(p), nil }
+
+var benchRawReadConn net.Conn = fillConn{}
+
+func benchFill(b *testing.B, on, thread bool) *instrument.Conn {
+	b.Helper()
+	s := ioSchema(b)
+	class := instrument.NewSocketClass("wait/io/socket/bench/fill", instrument.WithSchema(s))
+	s.UpdateInstruments("wait/io/socket/%", ioBool(on), ioBool(true))
+	c := class.Wrap(fillConn{})
+	if thread {
+		th := instrument.NewThread("thread/bench/reader", instrument.WithSchema(s))
+		c.SetThread(th)
+		b.Cleanup(th.End)
+	}
+	return c
+}
+
+func BenchmarkConnReadMemRaw(b *testing.B) {
+	c := benchRawReadConn
+	buf := make([]byte, benchIOSize)
+	b.ReportAllocs()
+	for b.Loop() {
+		c.Read(buf)
+	}
+}
+
+func BenchmarkConnReadMemDisabled(b *testing.B) {
+	c := benchFill(b, false, false)
+	buf := make([]byte, benchIOSize)
+	b.ReportAllocs()
+	for b.Loop() {
+		c.Read(buf)
+	}
+}
+
+func BenchmarkConnReadMemEnabled(b *testing.B) {
+	c := benchFill(b, true, false)
+	buf := make([]byte, benchIOSize)
+	b.ReportAllocs()
+	for b.Loop() {
+		c.Read(buf)
+	}
+}
+
+func BenchmarkConnReadMemEnabledThread(b *testing.B) {
+	c := benchFill(b, true, true)
+	buf := make([]byte, benchIOSize)
+	b.ReportAllocs()
+	for b.Loop() {
+		c.Read(buf)
+	}
+}
