@@ -323,9 +323,23 @@ func setAddress(inst *pfscore.IOInstance, a net.Addr) {
 //	deadlines, addrs   nothing
 //
 // socket_summary_* count recv in READ, send in WRITE, the rest in MISC. A
-// Read's wait includes the time it blocks for the peer: a server that wants
-// MySQL's split between a connection waiting for its next request (idle)
-// and working on it can bracket that wait with StartIdle.
+// Read's wait includes the time it blocks for the peer, except while the
+// Conn is marked idle (SetIdle).
+//
+// # Idle
+//
+// A server connection spends most of its life waiting for the client's next
+// request. MySQL records that wait as the thread's idle event, not as a
+// socket wait, so that the time a connection sits unused does not swamp the
+// time spent reading requests. A Conn does the same: after SetIdle(true),
+// its Reads are idle waits (the idle instrument, setup_timers' idle timer)
+// of its idle thread (SetIdleThread; by default its owner) until one
+// returns data or fails, which ends the mark. The bytes that Read returns
+// count as a recv wait of no measurable length, so READ's COUNT and
+// NUMBER_OF_BYTES still count every read; its time is idle time only.
+// Idle waits belong to a thread: without an idle thread or owner the wait
+// is not recorded at all, neither as idle nor as recv. Package pfshttp sets
+// the mark from an http.Server's ConnState hook.
 //
 // # Thread attribution
 //
@@ -357,6 +371,13 @@ func setAddress(inst *pfscore.IOInstance, a net.Addr) {
 type Conn struct {
 	c net.Conn
 	socket
+	idle idleMark
+}
+
+// idleMark is a Conn's idle state: see "Idle" in Conn's documentation.
+type idleMark struct {
+	on     atomic.Bool            // the next Reads are idle waits, until one returns data or fails
+	thread atomic.Pointer[Thread] // the thread of the idle waits; nil: the Read's thread
 }
 
 func newConn(conn net.Conn, inst *pfscore.IOInstance, ra net.Addr, t *Thread) *Conn {
@@ -391,8 +412,37 @@ func (c *Conn) For(t *Thread) BoundConn { return BoundConn{c, t} }
 // ForCtx returns c bound to the thread ctx carries; see For.
 func (c *Conn) ForCtx(ctx context.Context) BoundConn { return BoundConn{c, ThreadFromContext(ctx)} }
 
-// Read reads from the connection, as net.Conn.Read: a "recv" wait.
+// SetIdle marks the Conn idle (true) or clears the mark (false). While the
+// mark is on, a Read is an idle wait of the idle thread (SetIdleThread, by
+// default the owner) instead of a recv wait; the first Read that returns
+// data or an error clears it. Mark a server connection idle when it has
+// answered a request and waits for the next; see "Idle" above. Safe for
+// concurrent use, but the mark is meant for a connection read by one
+// goroutine at a time: a Read in progress when the mark is set stays a
+// recv wait, and the Read after it is the idle one.
+func (c *Conn) SetIdle(idle bool) { c.idle.on.Store(idle) }
+
+// Idle reports whether the Conn is marked idle: SetIdle(true) was called
+// and no Read has returned data or failed since.
+func (c *Conn) Idle() bool { return c.idle.on.Load() }
+
+// SetIdleThread makes t the thread of the Conn's idle waits; nil (the
+// default) leaves them to the Read's thread: the owner, or a BoundConn's
+// thread. A server whose connection has no owner (its reads and writes run
+// on several goroutines, as net/http's do) gives it a thread of its own for
+// its idle waits, as MySQL's connection thread has them. Safe for
+// concurrent use.
+func (c *Conn) SetIdleThread(t *Thread) { c.idle.thread.Store(t) }
+
+// IdleThread returns the thread SetIdleThread set, or nil.
+func (c *Conn) IdleThread() *Thread { return c.idle.thread.Load() }
+
+// Read reads from the connection, as net.Conn.Read: a "recv" wait, or an
+// idle wait while the Conn is marked idle (SetIdle).
 func (c *Conn) Read(p []byte) (int, error) {
+	if c.idle.on.Load() {
+		return c.readIdle(c.owner.Load(), p)
+	}
 	if !c.on() {
 		return c.c.Read(p)
 	}
@@ -401,10 +451,37 @@ func (c *Conn) Read(p []byte) (int, error) {
 
 // Read is Conn.Read, attributed to the bound thread.
 func (b BoundConn) Read(p []byte) (int, error) {
+	if b.c.idle.on.Load() {
+		return b.c.readIdle(b.t, p)
+	}
 	if !b.c.on() {
 		return b.c.c.Read(p)
 	}
 	return b.c.read(b.t, p)
+}
+
+// readIdle is a Read by thread t while the Conn is marked idle: an idle
+// wait of the idle thread, else of t, then, if it returned data, a recv
+// wait of t for the bytes, which takes no time of its own (the data is in
+// p already) but keeps READ's count and bytes whole. Data or an error
+// clears the mark.
+//
+//go:noinline
+func (c *Conn) readIdle(t *Thread, p []byte) (int, error) {
+	it := c.idle.thread.Load()
+	if it == nil {
+		it = t
+	}
+	iw := StartIdle(it)
+	n, err := c.c.Read(p)
+	iw.End()
+	if n > 0 || err != nil {
+		c.idle.on.Store(false)
+	}
+	if n > 0 && c.on() {
+		c.wait(t, pfscore.OpSocketRecv, func() (int64, error) { return int64(n), nil })
+	}
+	return n, err
 }
 
 // read is Read, recorded. Read and Write check the class's switch
@@ -549,7 +626,7 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 // given w unwrapped; otherwise as a sequence of recv waits (and write waits
 // on w, if w is a File or Conn).
 func (c *Conn) WriteTo(w io.Writer) (int64, error) {
-	if c.on() || recorded(w) {
+	if c.on() || c.idle.on.Load() || recorded(w) {
 		return copyRecorded(w, c)
 	}
 	wt, ok := c.c.(io.WriterTo)

@@ -8,7 +8,10 @@ import (
 
 // An IdleWait is an idle event in progress: a thread waiting for its next
 // unit of work (a request on a kept-alive connection, a job from a queue).
-// Start one with StartIdleCtx or StartIdle and end it with End.
+// Start one with StartIdleCtx or StartIdle and end it with End. A server
+// connection marks its wait for the next request with Conn.SetIdle
+// instead, which times the Read that waits (package pfshttp does it for
+// net/http servers).
 type IdleWait struct {
 	w  pfscore.WaitState
 	ok bool
