@@ -178,11 +178,7 @@ func (s *Schema) actorsDisconnect(t *Thread, stats []ownedStat, x []stmtCounts) 
 	}
 	for _, r := range targets {
 		if r != nil {
-			r.addWaits(e, loaded)
-			addCounts(&r.stmts, x)
-			for i := range t.trxStats {
-				r.trxStats[i].addRow(e, t.trxStats[i].load(e.tag))
-			}
+			r.rollUp(e, loaded, x, &t.trxStats)
 		}
 	}
 	for i, r := range rows {
@@ -213,6 +209,17 @@ func (r *actorRow) removeLive(t *Thread, which int) {
 	r.live = r.live[:last]
 }
 
+// rollUp adds an ended thread's statistics to the row's stored ones: by
+// class, its statement counters, its transactions. The writers' locks are
+// held (see above).
+func (r *actorRow) rollUp(e epoch, st []statRow, x []stmtCounts, trx *[2]ownedStat) {
+	r.addWaits(e, st)
+	addCounts(&r.stmts, x)
+	for i := range trx {
+		r.trxStats[i].addRow(e, trx[i].load(e.tag))
+	}
+}
+
 // addWaits adds statistics by class to the row's stored ones. The writers'
 // locks are held (see above).
 func (r *actorRow) addWaits(e epoch, st []statRow) {
@@ -222,16 +229,21 @@ func (r *actorRow) addWaits(e epoch, st []statRow) {
 	}
 }
 
-// rollUpEndedLocked adds an ended thread's statistics to the ended threads'
-// totals, which the global summary adds for the event names that have no
-// instances (idle). s.endMu is held.
-func (s *Schema) rollUpEndedLocked(stats []ownedStat) {
+// rollUpEndedLocked adds an ended thread's statistics (by class, its
+// statement counters, its transactions) to the ended threads' totals,
+// which the global summaries add for the event names that have no instances
+// (idle, stages, statements, transactions). s.endMu is held.
+func (s *Schema) rollUpEndedLocked(stats []ownedStat, x []stmtCounts, trx *[2]ownedStat) {
 	e := s.epochOf(truncThreads)
 	g := growShared(&s.threadsEnded, len(stats))
 	for i := range stats {
 		if st := stats[i].load(e.tag); st.Count != 0 {
 			g[i].addRow(e, st)
 		}
+	}
+	addCounts(&s.stmtEnded, x)
+	for i := range trx {
+		s.trxEnded[i].addRow(e, trx[i].load(e.tag))
 	}
 }
 

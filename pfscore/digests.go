@@ -107,7 +107,10 @@ func (c *stmtCache) lookup(text string, normalized bool) *stmtEntry {
 	if e := c.slots[i+1].Load(); e != nil && e.text == text && e.normalized == normalized {
 		return e
 	}
-	e := c.compute(strings.Clone(text), normalized)
+	// The entry keeps the caller's string, not a copy: a service that
+	// repeats a text mostly passes the same string (a constant), which the
+	// comparison above then finds equal by its pointer.
+	e := c.compute(text, normalized)
 	c.slots[i+h>>63].Store(e)
 	return e
 }

@@ -293,7 +293,12 @@ func (t *Thread) beginStatement(st *Statement, info *StatementInfo, cons uint32)
 	if !ok {
 		return
 	}
-	defer t.leave(g)
+	t.pushStatement(st, info, cons)
+	t.leave(g)
+}
+
+// pushStatement is beginStatement's write section.
+func (t *Thread) pushStatement(st *Statement, info *StatementInfo, cons uint32) {
 	level := t.stmtDepth
 	if level >= statementStackDepth {
 		t.s.nestedStatementLost.Add(1)
@@ -370,9 +375,12 @@ func (t *Thread) beginStatement(st *Statement, info *StatementInfo, cons uint32)
 		c[qDigest2].Set(binary.LittleEndian.Uint64(d[16:]))
 		c[qDigest3].Set(binary.LittleEndian.Uint64(d[24:]))
 	}
-	for _, i := range [...]int{qRowsAffected, qRowsSent, qRowsExamined, qErrors, qWarnings, qMessageLen} {
-		c[i].Set(0)
-	}
+	c[qRowsAffected].Set(0)
+	c[qRowsSent].Set(0)
+	c[qRowsExamined].Set(0)
+	c[qErrors].Set(0)
+	c[qWarnings].Set(0)
+	c[qMessageLen].Set(0)
 	c[qNestingID].Set(parent)
 	c[qMisc].Set(misc)
 	c[qTextLen].Set(uint64(len(text)))

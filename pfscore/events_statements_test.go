@@ -422,3 +422,47 @@ func TestStatementSetText(t *testing.T) {
 		t.Errorf("digest rows: %+v", rows)
 	}
 }
+
+// TestDigestInsertConcurrentSafe has goroutines race to make the same new
+// digest rows: each (schema, digest) gets one row, whatever the race, and
+// every statement counts in it.
+func TestDigestInsertConcurrentSafe(t *testing.T) {
+	f := newStmtFixture(t, WithDigestsSize(64))
+	const workers, digests, rounds = 4, 40, 20
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for r := range rounds {
+				for d := range digests {
+					st := f.s.StartSQL(nil, StatementInfo{Text: fmt.Sprintf("SELECT c%d FROM t WHERE r = %d", d, r), Schema: "app"})
+					st.End(StatementResult{})
+				}
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	rows := f.s.EventsStatementsSummaryByDigest()
+	seen := map[string]bool{}
+	var total uint64
+	for _, r := range rows {
+		if seen[r.Digest] {
+			t.Errorf("digest %s (%s) has two rows", r.Digest, r.DigestText)
+		}
+		seen[r.Digest] = true
+		total += r.CountStar
+		if r.CountStar != workers*rounds {
+			t.Errorf("%s: COUNT_STAR %d, want %d", r.DigestText, r.CountStar, workers*rounds)
+		}
+	}
+	if len(rows) != digests || total != workers*rounds*digests {
+		t.Errorf("%d rows counting %d statements, want %d rows, %d", len(rows), total, digests, workers*rounds*digests)
+	}
+	if n := status(f.s, "Performance_schema_digest_lost"); n != 0 {
+		t.Errorf("digest_lost %d", n)
+	}
+}

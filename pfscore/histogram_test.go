@@ -61,6 +61,13 @@ func TestQuantiles(t *testing.T) {
 	if q95 != histBounds[2] || q99 != histBounds[3] || q999 != histBounds[4] {
 		t.Errorf("quantiles %d %d %d, want %d %d %d", q95, q99, q999, histBounds[2], histBounds[3], histBounds[4])
 	}
+	// 10 statements, 9 in bucket 1 and 1 in bucket 2: ceil(9.5) = 10 and
+	// ceil(9.9) = 10 are reached only in bucket 2 (a floor would stop at 9).
+	h = histCounts{}
+	h[1], h[2] = 9, 1
+	if a, b, c := h.quantiles(); a != histBounds[3] || b != histBounds[3] || c != histBounds[3] {
+		t.Errorf("quantiles %d %d %d, want %d for all", a, b, c, histBounds[3])
+	}
 	// One statement: every quantile is its bucket's upper bound.
 	h = histCounts{}
 	h[7] = 1

@@ -466,12 +466,7 @@ func (t *Thread) End() {
 	x := loadCounts(*t.stmtX.Load())
 	s.actorsDisconnect(t, stats, x)
 	s.endMu.Lock()
-	s.rollUpEndedLocked(stats)
-	addCounts(&s.stmtEnded, x)
-	e := s.epochOf(truncThreads)
-	for i := range t.trxStats {
-		s.trxEnded[i].addRow(e, t.trxStats[i].load(e.tag))
-	}
+	s.rollUpEndedLocked(stats, x, &t.trxStats)
 	s.threadObjs[t.rec.Index()].Store(nil)
 	s.endMu.Unlock()
 	s.threads.Free(t.rec)

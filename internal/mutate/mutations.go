@@ -26,7 +26,7 @@ var (
 
 // The block of actorsDisconnect that rolls the thread up into its rows.
 const disconnectRollUp = "\ttargets := rows[:1]\n\tif t.acct == nil {\n\t\ttargets = rows[1:]\n\t}\n" +
-	"\tfor _, r := range targets {\n\t\tif r != nil {\n\t\t\tr.addWaits(e, loaded)\n\t\t}\n\t}\n"
+	"\tfor _, r := range targets {\n\t\tif r != nil {\n\t\t\tr.rollUp(e, loaded, x, &t.trxStats)\n\t\t}\n\t}\n"
 
 // The two loops of truncateSummary: baselines, then epochs.
 const (
@@ -130,16 +130,16 @@ var mutations = []mutation{
 		area: "pfscore", name: "end-split-endmu", race: true, pkgs: pfscorePkgs,
 		desc: "End unlocks endMu between the roll-up and clearing threadObjs",
 		edits: []edit{{"pfscore/thread.go",
-			"s.rollUpEndedLocked(stats)\n\ts.threadObjs[t.rec.Index()].Store(nil)",
-			"s.rollUpEndedLocked(stats)\n\ts.endMu.Unlock()\n\ts.endMu.Lock()\n\ts.threadObjs[t.rec.Index()].Store(nil)"}},
+			"s.rollUpEndedLocked(stats, x, &t.trxStats)\n\ts.threadObjs[t.rec.Index()].Store(nil)",
+			"s.rollUpEndedLocked(stats, x, &t.trxStats)\n\ts.endMu.Unlock()\n\ts.endMu.Lock()\n\ts.threadObjs[t.rec.Index()].Store(nil)"}},
 	},
 	{
 		area: "pfscore", name: "end-free-before-unlist", race: true, pkgs: pfscorePkgs,
 		desc: "End frees the thread's record before the endMu section unlists it",
 		edits: []edit{
 			{"pfscore/thread.go",
-				"\ts.endMu.Lock()\n\ts.rollUpEndedLocked(stats)",
-				"\ts.threads.Free(t.rec)\n\ts.endMu.Lock()\n\ts.rollUpEndedLocked(stats)"},
+				"\ts.endMu.Lock()\n\ts.rollUpEndedLocked(stats, x, &t.trxStats)",
+				"\ts.threads.Free(t.rec)\n\ts.endMu.Lock()\n\ts.rollUpEndedLocked(stats, x, &t.trxStats)"},
 			{"pfscore/thread.go",
 				"\ts.endMu.Unlock()\n\ts.threads.Free(t.rec)\n",
 				"\ts.endMu.Unlock()\n"},
@@ -271,5 +271,62 @@ var mutations = []mutation{
 		edits: []edit{{"pfscore/columns.go",
 			"if f.index == nil || f.hasV && *(*bool)(unsafe.Add(base, f.valid)) == f.neg {",
 			"if f.index == nil {"}},
+	},
+	// Statements, digests, histograms, transactions.
+	{
+		area: "pfscore", name: "copystmt-no-recheck", race: true, pkgs: pfscorePkgs,
+		desc: "copyStmt accepts its copy without re-reading the row's sequence",
+		edits: []edit{{"pfscore/events_statements.go",
+			"\t\tif slot.seq.Load() == v {\n\t\t\treturn true\n\t\t}",
+			"\t\tif true {\n\t\t\treturn true\n\t\t}"}},
+	},
+	{
+		area: "pfscore", name: "rollup-no-stmt-counts", pkgs: pfscorePkgs,
+		desc: "an ended thread's statement counters do not roll up into its account, user and host",
+		edits: []edit{{"pfscore/accounts.go",
+			"\tr.addWaits(e, st)\n\taddCounts(&r.stmts, x)\n",
+			"\tr.addWaits(e, st)\n"}},
+	},
+	{
+		area: "pfscore", name: "ended-no-trx", pkgs: pfscorePkgs,
+		desc: "an ended thread's transactions leave the global transaction summary",
+		edits: []edit{{"pfscore/accounts.go",
+			"\taddCounts(&s.stmtEnded, x)\n\tfor i := range trx {\n\t\ts.trxEnded[i].addRow(e, trx[i].load(e.tag))\n\t}\n",
+			"\taddCounts(&s.stmtEnded, x)\n"}},
+	},
+	{
+		area: "pfscore", name: "digest-insert-no-recheck", race: true, pkgs: pfscorePkgs,
+		desc: "a digest insert that loses the race for a slot moves on instead of comparing the winner's key",
+		edits: []edit{{"pfscore/digests.go",
+			"\t\t\tr = t.index[i].Load() // another goroutine took the slot\n",
+			"\t\t\tcontinue\n"}},
+	},
+	{
+		area: "pfscore", name: "digest-truncate-keeps-table", pkgs: pfscorePkgs,
+		desc: "TRUNCATE of the digest summary keeps the full table (and its NULL row)",
+		edits: []edit{{"pfscore/table_digests.go",
+			"\t\ts.digests.Store(newDigestTable(s.cfg.digestsSize, &s.digestLost))\n",
+			""}},
+	},
+	{
+		area: "pfscore", name: "quantile-floor", pkgs: pfscorePkgs,
+		desc: "QUANTILE_95 targets the floor of n*0.95 instead of its ceiling",
+		edits: []edit{{"pfscore/histogram.go",
+			"t95, t99, t999 := (n*95+99)/100, (n*99+99)/100, (n*999+999)/1000",
+			"t95, t99, t999 := n*95/100, (n*99+99)/100, (n*999+999)/1000"}},
+	},
+	{
+		area: "pfscore", name: "histbucket-upper", pkgs: pfscorePkgs,
+		desc: "a wait on a bucket's lower bound goes to the bucket below",
+		edits: []edit{{"pfscore/histogram.go",
+			"\t\tif histBounds[m] <= ps {",
+			"\t\tif histBounds[m] < ps {"}},
+	},
+	{
+		area: "pfscore", name: "sample-ignores-age", pkgs: pfscorePkgs,
+		desc: "a digest's query sample is never replaced for its age",
+		edits: []edit{{"pfscore/digests.go",
+			"&& !(maxAge != 0 && end-cur.seen > maxAge)",
+			""}},
 	},
 }
