@@ -1,0 +1,243 @@
+package pfshttp
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+
+	"github.com/otelpfs/otelpfs/instrument"
+)
+
+// Handler returns next instrumented: each request is a thread and, on it, a
+// statement, as a MySQL connection's command is a statement of its thread.
+//
+// The thread (class thread/http/request, WithThreadClass) has the user of
+// WithUser and the host of WithHost (by default the peer's IP), shows in
+// threads while the request runs, and counts in accounts, users and hosts.
+// The request the handler gets carries it in its context, so the
+// instruments the handler uses through that context (instrument.StartSQL,
+// StageClass.Start, the Ctx and ForCtx methods) record on it, and
+// statements begun there nest in the request's.
+//
+// The statement (class statement/http/request, WithStatementClass) is
+// named by the request's route, which is its text and its digest: the
+// request's Request.Pattern where an http.ServeMux routed it ("GET
+// /users/{id}", or "/static/" for a pattern without a method), else the
+// method and WithRoute's route, else the method and "(unmatched)". A
+// method net/http does not define is "_OTHER", so that no client can add
+// digest rows at will. The route is known once the handler has returned:
+// until then the statement's text is the method alone ("GET"), which is
+// what events_statements_current shows while the request runs.
+//
+// The statement ends when the handler returns, with ERRORS 1 and
+// MESSAGE_TEXT the status text for a 5xx status, or, if the handler
+// panics, "panic: " and the value; the panic then goes on. It counts as
+// cancelled if the request's context is done by then (the client went
+// away). ROWS_SENT stays 0: a response has bytes, not rows.
+//
+// The ResponseWriter the handler gets records the status. It passes
+// http.Flusher, http.Hijacker, http.Pusher and io.ReaderFrom through to the
+// ResponseWriter it wraps (an error where that has none), and
+// http.ResponseController reaches the wrapped one through its Unwrap.
+func Handler(next http.Handler, opts ...Option) http.Handler {
+	c := newConfig(opts)
+	in := instrument.WithSchema(c.schema)
+	return &handler{
+		next:    next,
+		threads: instrument.NewThreadClass(c.threadClass, in),
+		stmts:   instrument.NewStatementClass(c.stmtClass, in),
+		user:    c.user,
+		host:    c.host,
+		route:   c.route,
+	}
+}
+
+type handler struct {
+	next              http.Handler
+	threads           *instrument.ThreadClass
+	stmts             *instrument.StatementClass
+	user, host, route func(*http.Request) string
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var user, host string
+	if h.user != nil {
+		user = h.user(r)
+	}
+	if h.host != nil {
+		host = h.host(r)
+	} else {
+		host = remoteIP(r.RemoteAddr)
+	}
+	ctx, t := h.threads.StartCtx(r.Context(), user, host)
+	r = r.WithContext(ctx)
+	// The method stands for the text until the route is known:
+	// http.ServeMux sets r.Pattern on the *Request it is given, in place,
+	// when it routes, so end reads it there. (Asking the mux first,
+	// mux.Handler(r), would route every request twice.)
+	st := h.stmts.Start(ctx, methodName(r.Method))
+	rw := &responseWriter{ResponseWriter: w}
+	returned := false
+	defer func() {
+		if !returned {
+			v := recover()
+			msg := "handler exited without returning" // runtime.Goexit
+			if v != nil {
+				msg = fmt.Sprint("panic: ", v)
+			}
+			h.end(&st, t, r, instrument.StatementResult{Errors: 1, Message: msg})
+			if v != nil {
+				panic(v)
+			}
+		}
+	}()
+	h.next.ServeHTTP(rw, r)
+	returned = true
+	var res instrument.StatementResult
+	if rw.status >= 500 {
+		res.Errors, res.Message = 1, statusText(rw.status)
+	}
+	h.end(&st, t, r, res)
+}
+
+// end names and ends the statement, then the thread.
+func (h *handler) end(st *instrument.Statement, t *instrument.Thread, r *http.Request, res instrument.StatementResult) {
+	if st.Active() {
+		st.SetText(h.text(r), true)
+		res.Cancelled = r.Context().Err() != nil
+		st.End(res)
+	}
+	t.End()
+}
+
+// text is the statement text of r, once handled.
+func (h *handler) text(r *http.Request) string {
+	if r.Pattern != "" {
+		return r.Pattern
+	}
+	if h.route != nil {
+		if route := h.route(r); route != "" {
+			return methodName(r.Method) + " " + route
+		}
+	}
+	return unmatched(r.Method)
+}
+
+// methodName returns m if net/http defines it, else "_OTHER".
+func methodName(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return m
+	}
+	return "_OTHER"
+}
+
+// unmatched returns the text of a request of method m without a route,
+// allocating nothing.
+func unmatched(m string) string {
+	switch m {
+	case http.MethodGet:
+		return "GET (unmatched)"
+	case http.MethodHead:
+		return "HEAD (unmatched)"
+	case http.MethodPost:
+		return "POST (unmatched)"
+	case http.MethodPut:
+		return "PUT (unmatched)"
+	case http.MethodPatch:
+		return "PATCH (unmatched)"
+	case http.MethodDelete:
+		return "DELETE (unmatched)"
+	case http.MethodConnect:
+		return "CONNECT (unmatched)"
+	case http.MethodOptions:
+		return "OPTIONS (unmatched)"
+	case http.MethodTrace:
+		return "TRACE (unmatched)"
+	}
+	return "_OTHER (unmatched)"
+}
+
+// statusText is the MESSAGE_TEXT of a 5xx status.
+func statusText(code int) string {
+	if s := http.StatusText(code); s != "" {
+		return s
+	}
+	return "server error"
+}
+
+// remoteIP returns the IP of a RemoteAddr, without the port; an address it
+// cannot split (a Unix socket's) as it is.
+func remoteIP(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	return host
+}
+
+// responseWriter records the status a handler writes.
+type responseWriter struct {
+	http.ResponseWriter
+	status int // 0 until the header is written
+}
+
+// Unwrap returns the wrapped ResponseWriter, for http.ResponseController.
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *responseWriter) WriteHeader(code int) {
+	// 1xx but 101 are informational: the final status comes later.
+	if w.status == 0 && (code >= 200 || code == http.StatusSwitchingProtocols) {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *responseWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush is http.Flusher's; it does nothing if the wrapped writer cannot.
+func (w *responseWriter) Flush() { w.FlushError() }
+
+// FlushError flushes, as http.ResponseController.Flush.
+func (w *responseWriter) FlushError() error {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Hijack is http.Hijacker's, through http.ResponseController.
+func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+// Push is http.Pusher's; http.ErrNotSupported if the wrapped writer is not
+// one.
+func (w *responseWriter) Push(target string, opts *http.PushOptions) error {
+	if p, ok := w.ResponseWriter.(http.Pusher); ok {
+		return p.Push(target, opts)
+	}
+	return http.ErrNotSupported
+}
+
+// ReadFrom is io.ReaderFrom's: net/http's own ReadFrom (sendfile) when the
+// wrapped writer has one.
+func (w *responseWriter) ReadFrom(r io.Reader) (int64, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(writerOnly{w.ResponseWriter}, r)
+}
+
+type writerOnly struct{ io.Writer }
