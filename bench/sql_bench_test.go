@@ -9,6 +9,10 @@ import (
 	"testing"
 
 	"github.com/XSAM/otelsql"
+	"github.com/otelpfs/otelpfs/digest"
+	"github.com/otelpfs/otelpfs/instrument"
+	"github.com/otelpfs/otelpfs/instrument/pfssql"
+	"github.com/otelpfs/otelpfs/pfscore"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -131,6 +135,47 @@ func BenchmarkSQLRaw(b *testing.B) {
 	}
 	defer db.Close()
 	sqlBench(b, context.Background(), db)
+}
+
+// BenchmarkSQLInstrumented is otelpfs's wrapper: the same query through
+// pfssql.Open, the driver level (each query a statement event with its
+// digest, rows and driver and fetch times), with every statement consumer
+// on (events_statements_current, _history, _history_long,
+// statements_digest) and the transaction consumers too, under a context
+// carrying an instrument thread, as a request handler's queries run. The
+// digest row is checked to have counted every query.
+func BenchmarkSQLInstrumented(b *testing.B) {
+	s, err := pfscore.New(pfscore.WithoutEnvironment(),
+		pfscore.WithConsumer(pfscore.ConsumerEventsStatementsCurrent, true),
+		pfscore.WithConsumer(pfscore.ConsumerEventsStatementsHistory, true),
+		pfscore.WithConsumer(pfscore.ConsumerEventsStatementsHistoryLong, true),
+		pfscore.WithConsumer(pfscore.ConsumerStatementsDigest, true),
+		pfscore.WithConsumer(pfscore.ConsumerEventsTransactionsCurrent, true),
+		pfscore.WithConsumer(pfscore.ConsumerEventsTransactionsHistory, true),
+		pfscore.WithConsumer(pfscore.ConsumerEventsTransactionsHistoryLong, true))
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := pfssql.Open("sqlite", openSQLite(b), pfssql.WithSchema(s))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ctx, t := instrument.StartThread(context.Background(), "thread/bench/request", instrument.WithSchema(s))
+	defer t.End()
+
+	sqlBench(b, ctx, db)
+
+	want, d := uint64(b.N)+1, digest.StatementDigest(sqlSelect).Hex()
+	for _, r := range s.EventsStatementsSummaryByDigest() {
+		if r.Digest == d {
+			if r.CountStar != want || r.SumRowsSent != want {
+				b.Fatalf("digest row: %d statements, %d rows sent; want %d", r.CountStar, r.SumRowsSent, want)
+			}
+			return
+		}
+	}
+	b.Fatalf("no digest row for %q", sqlSelect)
 }
 
 // countingExporter is an exporter that does no I/O: it counts the spans it

@@ -1,0 +1,235 @@
+package pfssql
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/otelpfs/otelpfs/instrument"
+)
+
+// kind is the driver call a statement began with, for matching a retry to
+// the statement it repeats.
+type kind uint8
+
+const (
+	kExec kind = iota
+	kQuery
+	kPrepare
+	kBegin
+)
+
+// run is a statement in progress and what the driver calls made for it
+// have added up so far.
+type run struct {
+	st        instrument.Statement
+	driver    uint64 // ps inside the driver's calls
+	fetch     uint64 // ps the application spent between Next calls
+	pool      uint64 // ps waiting for a connection (the DB level only)
+	retries   uint64
+	affected  uint64
+	sent      uint64
+	errs      uint64
+	msg       string
+	cancelled bool
+}
+
+// fail records err, the statement's first error, and whether ctx was done.
+func (r *run) fail(ctx context.Context, err error) {
+	if r.errs == 0 {
+		r.errs = 1
+		r.msg = err.Error()
+	}
+	if (ctx != nil && ctx.Err() != nil) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		r.cancelled = true
+	}
+}
+
+// retried forgets the error of the attempt that failed with
+// driver.ErrBadConn, and counts the retry.
+func (r *run) retried() {
+	r.retries++
+	r.errs, r.msg, r.cancelled = 0, "", false
+}
+
+// finish ends the statement.
+func (r *run) finish() {
+	r.st.End(instrument.StatementResult{
+		RowsAffected: r.affected,
+		RowsSent:     r.sent,
+		Errors:       r.errs,
+		Message:      r.msg,
+		PoolTime:     r.pool,
+		DriverTime:   r.driver,
+		FetchTime:    r.fetch,
+		Retries:      r.retries,
+		Cancelled:    r.cancelled,
+	})
+}
+
+func isBadConn(err error) bool { return err != nil && errors.Is(err, driver.ErrBadConn) }
+
+// settle is what follows a driver call that made no rows: the DB level's
+// statement learns how the attempt ended (its caller ends it); a
+// statement of this level whose attempt failed with driver.ErrBadConn waits
+// for database/sql's retry in the stash; any other ends.
+func (c *config) settle(ctx context.Context, k kind, text string, r *run, o *opCtx, err error, now uint64) {
+	if o != nil {
+		o.left(now, err)
+		return
+	}
+	if isBadConn(err) && c.retry.put(ctx, k, text, r) {
+		return
+	}
+	r.finish()
+}
+
+// opCtx is a statement the DB level began before database/sql took a
+// connection, passed down to the driver level as the context of the call:
+// the driver level finds it by a type assertion on the context it is given,
+// and adds its time, rows and errors to it instead of beginning a statement
+// of its own. Its fields are written by one goroutine at a time: the
+// caller's, inside database/sql's call, then the rows' (see rows.Close).
+type opCtx struct {
+	context.Context
+	run
+	mark    uint64 // ps: when it began waiting for a connection
+	waiting bool   // it waits for a connection since mark
+	badConn bool   // its last attempt failed with driver.ErrBadConn
+	owned   bool   // driver rows took it: they end it
+}
+
+// startOp begins a statement of the DB level.
+func startOp(ctx context.Context, st instrument.Statement) *opCtx {
+	o := &opCtx{Context: ctx, run: run{st: st}, waiting: true}
+	o.mark = o.st.Now()
+	return o
+}
+
+// arrive is a driver call's beginning: the wait for a connection is over,
+// and if the last attempt failed with driver.ErrBadConn, this one is a
+// retry.
+func (o *opCtx) arrive() {
+	if o.waiting {
+		o.pool += o.st.Now() - o.mark
+		o.waiting = false
+	}
+	if o.badConn {
+		o.badConn = false
+		o.retried()
+	}
+}
+
+// left is a driver call's end at now: after driver.ErrBadConn, database/sql
+// retries on another connection, so the op waits again.
+func (o *opCtx) left(now uint64, err error) {
+	if isBadConn(err) {
+		o.badConn, o.waiting, o.mark = true, true, now
+	}
+}
+
+// done ends the op after database/sql's call returned err, unless driver
+// rows own it.
+func (o *opCtx) done(err error) {
+	if o.owned {
+		return
+	}
+	if o.waiting {
+		o.pool += o.st.Now() - o.mark // it never got a connection
+	}
+	if err != nil {
+		o.fail(o.Context, err)
+	}
+	o.finish()
+}
+
+// A stash keeps the statements of the driver level whose attempt failed
+// with driver.ErrBadConn until database/sql retries them on another
+// connection, so the attempts are one statement with COUNT_RETRIES. The
+// retry is made at once by the same goroutine, with the same context, so
+// it is matched by thread and text. A statement no retry takes is ended
+// with its error: when its thread begins another statement, or, without a
+// thread, after stashAge. Only the failure path touches it; others pay an
+// atomic load.
+type stash struct {
+	n     atomic.Int32 // slots in use
+	mu    sync.Mutex
+	slots [stashSize]stashed
+}
+
+const (
+	stashSize = 16
+	stashAge  = time.Second
+)
+
+type stashed struct {
+	used bool
+	k    kind
+	t    *instrument.Thread
+	text string
+	at   time.Time
+	r    run
+}
+
+// put keeps r for a retry; false if there is no room.
+func (s *stash) put(ctx context.Context, k kind, text string, r *run) bool {
+	t := instrument.ThreadFromContext(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.slots {
+		if e := &s.slots[i]; !e.used {
+			*e = stashed{used: true, k: k, t: t, text: text, at: time.Now(), r: *r}
+			s.n.Add(1)
+			return true
+		}
+	}
+	return false
+}
+
+// take moves the statement a driver call of kind k on text retries into
+// dst, counting the retry, and reports whether there was one. Calls other
+// than prepares also end what no retry will take.
+func (s *stash) take(ctx context.Context, k kind, text string, dst *run) bool {
+	if s.n.Load() == 0 {
+		return false
+	}
+	return s.takeSlow(ctx, k, text, dst)
+}
+
+func (s *stash) takeSlow(ctx context.Context, k kind, text string, dst *run) bool {
+	t := instrument.ThreadFromContext(ctx)
+	now := time.Now()
+	var stale [stashSize]run
+	nstale := 0
+	found := false
+	s.mu.Lock()
+	for i := range s.slots {
+		e := &s.slots[i]
+		if !e.used {
+			continue
+		}
+		switch {
+		case !found && e.t == t && e.k == k && e.text == text:
+			*dst = e.r
+			found = true
+		case k != kPrepare && ((t != nil && e.t == t) || (e.t == nil && now.Sub(e.at) > stashAge)):
+			stale[nstale] = e.r
+			nstale++
+		default:
+			continue
+		}
+		*e = stashed{}
+		s.n.Add(-1)
+	}
+	s.mu.Unlock()
+	for i := range nstale {
+		stale[i].finish()
+	}
+	if found {
+		dst.retried()
+	}
+	return found
+}
