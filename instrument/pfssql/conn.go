@@ -141,7 +141,7 @@ func (c *connOpt) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx
 }
 
 func (c *connOpt) ResetSession(ctx context.Context) error { return c.resetter.ResetSession(ctx) }
-func (c *connOpt) IsValid() bool                         { return c.validator.IsValid() }
+func (c *connOpt) IsValid() bool                          { return c.validator.IsValid() }
 func (c *connOpt) Ping(ctx context.Context) error         { return c.pinger.Ping(ctx) }
 
 func (c *connOpt) CheckNamedValue(nv *driver.NamedValue) error {

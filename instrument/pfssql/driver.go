@@ -52,7 +52,7 @@ type dsnConnector struct {
 }
 
 func (c dsnConnector) Connect(context.Context) (driver.Conn, error) { return c.d.Open(c.dsn) }
-func (c dsnConnector) Driver() driver.Driver                      { return c.d }
+func (c dsnConnector) Driver() driver.Driver                        { return c.d }
 
 // connector wraps a driver.Connector; connectorCloser is it for a
 // connector with io.Closer, which sql.DB.Close calls.

@@ -154,7 +154,9 @@ type fakeConn struct {
 
 func (c *fakeConn) Prepare(q string) (driver.Stmt, error) { return c.c.Prepare(q) }
 func (c *fakeConn) Close() error                          { return c.c.Close() }
-func (c *fakeConn) Begin() (driver.Tx, error)             { return c.BeginTx(context.Background(), driver.TxOptions{}) }
+func (c *fakeConn) Begin() (driver.Tx, error) {
+	return c.BeginTx(context.Background(), driver.TxOptions{})
+}
 
 func (c *fakeConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
 	if c.f.skip {
