@@ -5,7 +5,7 @@ package pfssql
 import "database/sql/driver"
 
 // The 256 conn types: conn%d embeds conn and has the optional interfaces
-// of the mask's bits (ExecerContext, QueryerContext, ConnPrepareContext, ConnBeginTx, SessionResetter, Validator, NamedValueChecker, Pinger).
+// of the mask's bits (driver.ExecerContext, driver.QueryerContext, driver.ConnPrepareContext, driver.ConnBeginTx, driver.SessionResetter, driver.Validator, driver.NamedValueChecker, driver.Pinger).
 type conn0 struct {
 	conn
 }
@@ -3341,7 +3341,7 @@ func comboConn(base conn, mask uint) driver.Conn {
 }
 
 // The 4 stmt types: stmt%d embeds stmt and has the optional interfaces
-// of the mask's bits (NamedValueChecker, ColumnConverter).
+// of the mask's bits (driver.NamedValueChecker, columnConverter).
 type stmt0 struct {
 	stmt
 }
@@ -3353,13 +3353,13 @@ type stmt1 struct {
 
 type stmt2 struct {
 	stmt
-	driver.ColumnConverter
+	columnConverter
 }
 
 type stmt3 struct {
 	stmt
 	driver.NamedValueChecker
-	driver.ColumnConverter
+	columnConverter
 }
 
 // comboStmt returns a copy of base on the heap with the optional interfaces
@@ -3377,12 +3377,12 @@ func comboStmt(base stmt, mask uint) driver.Stmt {
 	case 2:
 		w := &stmt2{stmt: base}
 		o := (*stmtOpt)(&w.stmt)
-		w.ColumnConverter = o
+		w.columnConverter = o
 		return w
 	case 3:
 		w := &stmt3{stmt: base}
 		o := (*stmtOpt)(&w.stmt)
-		w.NamedValueChecker, w.ColumnConverter = o, o
+		w.NamedValueChecker, w.columnConverter = o, o
 		return w
 	}
 	panic("pfssql: comboStmt mask out of range")

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 database/sql still uses the deprecated driver interfaces a driver may have, and so does the wrapper that mirrors them.
+
 package pfssql
 
 import (
@@ -176,7 +178,7 @@ var errNotExecuted = errors.New("pfssql: statement prepared but not executed")
 // dropPending ends a held statement no prepare took.
 func (c *conn) dropPending() {
 	if c.hasPending {
-		c.pending.fail(nil, errNotExecuted)
+		c.pending.fail(context.Background(), errNotExecuted)
 		c.pending.finish()
 		c.pending, c.pendingText, c.hasPending = run{}, "", false
 	}
@@ -313,7 +315,6 @@ func (c *conn) begin(ctx context.Context, opts driver.TxOptions) (driver.Tx, err
 	if c.beginner != nil {
 		ti, err = c.beginner.BeginTx(ctx, opts)
 	} else {
-		//lint:ignore SA1019 database/sql's own fallback for a connection without ConnBeginTx
 		ti, err = c.c.Begin()
 	}
 	t1 := r.st.Now()

@@ -60,15 +60,19 @@
 // COUNT_RETRIES. At the DB level the statement itself carries that; at the
 // driver level the failed attempt's statement waits in a small table until
 // the same thread (or, without one, any caller) runs the same text again,
-// which database/sql does at once; one that is not retried is ended with
-// its error when its thread runs another statement, or after a second.
+// which database/sql does at once. One that is not retried (after
+// database/sql's last attempt, or a *sql.Tx's statement, which database/sql
+// does not retry) ends with its error when its thread next begins a
+// statement through the wrapper, or, without a thread, when any statement
+// begins through the wrapper more than a second later.
 //
-// Prepare is a statement of its own, statement/com/Prepare, with neither
-// text nor digest (as the binary protocol's prepare in MySQL): its
-// executions are the statements of the prepared text, so a digest counts
-// executions only. A prepare database/sql makes on its own behalf (the
-// ErrSkip fallback, or a *sql.Stmt preparing again on another connection
-// under the DB level) is part of the statement that caused it.
+// Prepare is a statement of its own, statement/com/Prepare, whose text is
+// PREPARE and the prepared text's DIGEST_TEXT (so it holds none of the
+// text's literals): each prepared text has a by-digest row for its
+// prepares, apart from the row of its executions, which are statements of
+// the prepared text's class. A prepare database/sql makes on its own
+// behalf (the ErrSkip fallback, or a *sql.Stmt preparing again on another
+// connection under the DB level) is part of the statement that caused it.
 //
 // # Transactions
 //

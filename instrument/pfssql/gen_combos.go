@@ -22,15 +22,18 @@ type family struct {
 	opt    string   // the type that has every optional method
 	fn     string   // the constructor
 	iface  string   // what the constructor returns
-	ifaces []string // driver.<name>, bit i is ifaces[i]
+	ifaces []string // the embedded interface types, bit i is ifaces[i]
 }
 
 var families = []family{
 	{"conn", "connOpt", "comboConn", "driver.Conn", []string{
-		"ExecerContext", "QueryerContext", "ConnPrepareContext", "ConnBeginTx",
-		"SessionResetter", "Validator", "NamedValueChecker", "Pinger"}},
+		"driver.ExecerContext", "driver.QueryerContext", "driver.ConnPrepareContext", "driver.ConnBeginTx",
+		"driver.SessionResetter", "driver.Validator", "driver.NamedValueChecker", "driver.Pinger"}},
+	// driver.ColumnConverter's method has the interface's name, which an
+	// embedded field of that name would hide: stmt.go declares
+	// columnConverter, the same interface under another name.
 	{"stmt", "stmtOpt", "comboStmt", "driver.Stmt", []string{
-		"NamedValueChecker", "ColumnConverter"}},
+		"driver.NamedValueChecker", "columnConverter"}},
 }
 
 func main() {
@@ -47,7 +50,7 @@ func main() {
 			fmt.Fprintf(&b, "type %s%d struct {\n\t%s\n", f.base, m, f.base)
 			for i, name := range f.ifaces {
 				if m&(1<<i) != 0 {
-					fmt.Fprintf(&b, "\tdriver.%s\n", name)
+					fmt.Fprintf(&b, "\t%s\n", name)
 				}
 			}
 			b.WriteString("}\n\n")
@@ -58,7 +61,7 @@ func main() {
 			var fields []string
 			for i, name := range f.ifaces {
 				if m&(1<<i) != 0 {
-					fields = append(fields, "w."+name)
+					fields = append(fields, "w."+name[strings.LastIndexByte(name, '.')+1:])
 				}
 			}
 			if len(fields) > 0 {

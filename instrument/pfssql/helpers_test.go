@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"fmt"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -260,4 +261,35 @@ func newDB(t testing.TB, db *sql.DB) *pfssql.DB {
 		t.Fatal(err)
 	}
 	return pdb
+}
+
+// point is an argument type database/sql cannot convert by itself; a
+// checkerConn's CheckNamedValue turns it into text.
+type point struct{ X, Y int }
+
+// checkerDriver opens SQLite connections behind a checkerConn.
+type checkerDriver struct{ checked *atomic.Int32 }
+
+func (d checkerDriver) Open(name string) (driver.Conn, error) {
+	c, err := faultyDriver{&faults{}}.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return &checkerConn{c.(*fakeConn), d.checked}, nil
+}
+
+// checkerConn is a fakeConn with driver.NamedValueChecker, whose statements
+// (SQLite's) have none: database/sql then asks the connection.
+type checkerConn struct {
+	*fakeConn
+	checked *atomic.Int32
+}
+
+func (c *checkerConn) CheckNamedValue(nv *driver.NamedValue) error {
+	if p, ok := nv.Value.(point); ok {
+		c.checked.Add(1)
+		nv.Value = fmt.Sprintf("%d,%d", p.X, p.Y)
+		return nil
+	}
+	return driver.ErrSkip
 }

@@ -71,7 +71,6 @@ func newConfig(d any, opts []Option) *config {
 		c.schema = pfscore.Default()
 	}
 	c.prepare = instrument.NewStatementClass("statement/com/Prepare", instrument.WithSchema(c.schema),
-		instrument.WithSource("pfssql"),
 		instrument.WithDocumentation("A statement prepared through database/sql (driver.Conn.Prepare)."))
 	c.prepTexts = &prepTexts{m: map[string]string{}}
 	c.retry = &stash{}

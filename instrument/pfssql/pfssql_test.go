@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -735,4 +736,33 @@ func TestStatementsConcurrentSafe(t *testing.T) {
 			t.Errorf("COUNT_STAR %d, SUM_ROWS_SENT %d, SUM_ERRORS %d; want %d, %d, 0", r.CountStar, r.SumRowsSent, r.SumErrors, workers*each, workers*each)
 		}
 	})
+}
+
+// A connection's NamedValueChecker converts the arguments of its
+// statements through the wrapper, for a statement without one too.
+func TestNamedValueCheckerOfTheConnection(t *testing.T) {
+	s := newSchema(t)
+	name := dsn(t)
+	setupTable(t, name)
+	var checked atomic.Int32
+	db := openWrapped(t, checkerDriver{&checked}, name, pfssql.WithSchema(s))
+	ctx := threadCtx(t, s)
+	if _, err := db.ExecContext(ctx, "INSERT INTO t (id, v) VALUES (70, ?)", point{1, 2}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := db.PrepareContext(ctx, "INSERT INTO t (id, v) VALUES (71, ?)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.ExecContext(ctx, point{3, 4}); err != nil {
+		t.Fatal(err)
+	}
+	var v string
+	if err := db.QueryRowContext(ctx, "SELECT group_concat(v, ';') FROM t WHERE id >= 70").Scan(&v); err != nil || v != "1,2;3,4" {
+		t.Fatalf("%q, %v", v, err)
+	}
+	if checked.Load() != 2 {
+		t.Errorf("CheckNamedValue converted %d arguments, want 2", checked.Load())
+	}
 }

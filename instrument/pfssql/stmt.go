@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 database/sql still uses the deprecated driver interfaces a driver may have, and so does the wrapper that mirrors them.
+
 package pfssql
 
 import (
@@ -34,6 +36,11 @@ type stmt struct {
 // stmtOpt is stmt with the optional interfaces' methods.
 type stmtOpt stmt
 
+// columnConverter is driver.ColumnConverter (see gen_combos.go).
+type columnConverter interface {
+	ColumnConverter(idx int) driver.ValueConverter
+}
+
 func wrapStmt(s driver.Stmt, c *conn, query string) driver.Stmt {
 	base := stmt{s: s, c: c, query: query}
 	base.execer, _ = s.(driver.StmtExecContext)
@@ -42,7 +49,6 @@ func wrapStmt(s driver.Stmt, c *conn, query string) driver.Stmt {
 	if x, ok := s.(driver.NamedValueChecker); ok {
 		base.checker, mask = x, mask|1
 	}
-	//lint:ignore SA1019 a driver may still implement it, and database/sql uses it
 	if x, ok := s.(driver.ColumnConverter); ok {
 		base.conv, mask = x, mask|2
 	}
@@ -55,7 +61,7 @@ func (s *stmt) base() *stmt { return s }
 // the prepare and the execution (see conn.pending) ends with an error.
 func (s *stmt) Close() error {
 	if s.hasPending {
-		s.pending.fail(nil, errNotExecuted)
+		s.pending.fail(context.Background(), errNotExecuted)
 		s.pending.finish()
 		s.pending, s.hasPending = run{}, false
 	}
@@ -153,7 +159,6 @@ func stmtExecLegacy(ctx context.Context, s driver.Stmt, args []driver.NamedValue
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	//lint:ignore SA1019 database/sql's own fallback for a statement without StmtExecContext
 	return s.Exec(dargs)
 }
 
@@ -167,7 +172,6 @@ func stmtQueryLegacy(ctx context.Context, s driver.Stmt, args []driver.NamedValu
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	//lint:ignore SA1019 database/sql's own fallback for a statement without StmtQueryContext
 	return s.Query(dargs)
 }
 

@@ -1,0 +1,5 @@
+//go:build !race
+
+package pfssql_test
+
+const raceEnabled = false
