@@ -46,27 +46,40 @@ import (
 // entry binds to the record of its last (table, schema), so the common case
 // finds its record with two loads and a comparison.
 
-// stmtEntry is a statement text and its digest.
+// stmtEntry is a statement text, its class and its digest. The text is
+// the engine's own copy (a caller's string may be a slice of a much larger
+// buffer, which a row or the cache would otherwise keep alive); the class
+// and the digest are computed on first need: the class by StartSQL, the
+// digest only while statements_digest is on.
 type stmtEntry struct {
 	text       string
 	normalized bool // the text is its own DIGEST_TEXT (see StatementInfo.Normalized)
-	has        bool // the token stream is not empty: DIGEST and DIGEST_TEXT are not NULL
-	digest     digest.Digest
-	digestText string
-	class      *Class // the statement/sql/<command> class of a SQL text; nil if it could not register
+	cache      *stmtCache
+	class      atomic.Pointer[Class]      // statement/sql/<command>; set by StartSQL
+	dg         atomic.Pointer[digestInfo] // set by digestOf
 	bind       atomic.Pointer[digestBinding]
 }
 
-// digestBinding is the record an entry's statements last counted in.
+// digestInfo is a text's DIGEST and DIGEST_TEXT; has is false for a text
+// without tokens (MySQL shows NULL for both).
+type digestInfo struct {
+	has    bool
+	digest digest.Digest
+	text   string
+}
+
+// digestBinding is where an entry's statements last counted: the slot of
+// the digest table of generation gen for schema. It holds no pointer into
+// the table, so a table TRUNCATE replaced is freed.
 type digestBinding struct {
-	table  *digestTable
+	gen    uint64
 	schema string
-	rec    *digestRecord
+	slot   int
 }
 
 // maxCachedText bounds the texts the cache keeps: a longer statement (a
 // bulk INSERT, typically) is normalized every time, as in MySQL, rather than
-// pinning its text in memory.
+// kept in memory.
 const maxCachedText = 8 << 10
 
 // stmtCache maps statement texts to their entries.
@@ -76,13 +89,19 @@ type stmtCache struct {
 	slots []atomic.Pointer[stmtEntry] // a text's set is slots i and i+1, i even
 	mask  uint64                      // len(slots)-1, low bit clear
 	norm  sync.Pool                   // *digest.Normalizer
+	// maxDigest bounds the bytes of a normalized text hashed and shown
+	// (max_digest_length).
+	maxDigest int
 }
 
+// maxStatementCache bounds WithStatementCacheSize.
+const maxStatementCache = 1 << 20
+
 func newStmtCache(s *Schema, size, maxDigestLength int) *stmtCache {
-	c := &stmtCache{s: s, seed: maphash.MakeSeed()}
+	c := &stmtCache{s: s, seed: maphash.MakeSeed(), maxDigest: maxDigestLength}
 	if size > 0 {
 		n := 2
-		for n < size {
+		for n < min(size, maxStatementCache) {
 			n <<= 1
 		}
 		c.slots = make([]atomic.Pointer[stmtEntry], n)
@@ -94,10 +113,11 @@ func newStmtCache(s *Schema, size, maxDigestLength int) *stmtCache {
 	return c
 }
 
-// lookup returns the entry of text, computing it on a miss.
+// lookup returns the entry of text: the cached one, or a new one (cached
+// unless the text is longer than maxCachedText).
 func (c *stmtCache) lookup(text string, normalized bool) *stmtEntry {
 	if len(c.slots) == 0 || len(text) > maxCachedText {
-		return c.compute(text, normalized)
+		return &stmtEntry{text: strings.Clone(text), normalized: normalized, cache: c}
 	}
 	h := maphash.String(c.seed, text)
 	i := h & c.mask
@@ -107,35 +127,53 @@ func (c *stmtCache) lookup(text string, normalized bool) *stmtEntry {
 	if e := c.slots[i+1].Load(); e != nil && e.text == text && e.normalized == normalized {
 		return e
 	}
-	// The entry keeps the caller's string, not a copy: a service that
-	// repeats a text mostly passes the same string (a constant), which the
-	// comparison above then finds equal by its pointer.
-	e := c.compute(text, normalized)
+	e := &stmtEntry{text: strings.Clone(text), normalized: normalized, cache: c}
 	c.slots[i+h>>63].Store(e)
 	return e
 }
 
+// sqlClass returns the statement/sql/<command> class of e's text,
+// registering it on first use; nil if the class table is full.
+func (e *stmtEntry) sqlClass() *Class {
+	if c := e.class.Load(); c != nil {
+		return c
+	}
+	c, _ := e.cache.s.Register(SQLCommand(e.text)) // a full class table is counted there
+	if c != nil {
+		e.class.Store(c)
+	}
+	return c
+}
+
+// digestOf returns e's digest, computing it on first need.
+func (e *stmtEntry) digestOf() *digestInfo {
+	if d := e.dg.Load(); d != nil {
+		return d
+	}
+	d := e.cache.compute(e.text, e.normalized)
+	e.dg.Store(d) // two goroutines may compute it: the results are equal
+	return d
+}
+
 // compute digests text.
-func (c *stmtCache) compute(text string, normalized bool) *stmtEntry {
-	e := &stmtEntry{text: text, normalized: normalized}
+func (c *stmtCache) compute(text string, normalized bool) *digestInfo {
+	d := &digestInfo{}
 	if normalized {
 		// An application-defined statement (an HTTP route, say) is its own
-		// normalized form.
-		if text != "" {
-			e.has, e.digest, e.digestText = true, sha256.Sum256([]byte(text)), text
+		// normalized form, bounded as a SQL text's token stream is.
+		if text != "" && c.maxDigest > 0 {
+			t, _ := clipText(text, c.maxDigest)
+			d.has, d.digest, d.text = true, sha256.Sum256([]byte(t)), t
 		}
-		return e
-	}
-	if c.s != nil {
-		e.class, _ = c.s.Register(SQLCommand(text)) // a full class table: counted there, and the statement is not instrumented
+		return d
 	}
 	n := c.norm.Get().(*digest.Normalizer)
 	r := n.Normalize(text)
 	if r.TokenBytes > 0 && len(r.Text) > 0 {
-		e.has, e.digest, e.digestText = true, r.Digest, string(r.Text)
+		d.has, d.digest, d.text = true, r.Digest, string(r.Text)
 	}
 	c.norm.Put(n)
-	return e
+	return d
 }
 
 // stmtCounter indexes the per-statement counters summaries add up besides
@@ -161,21 +199,33 @@ type stmtCounts [numStmtCounters]uint64
 
 // digestTable is the digest table of one TRUNCATE epoch.
 type digestTable struct {
+	gen   uint64                         // which table since the schema began: bindings name it
 	index []atomic.Pointer[digestRecord] // open addressing, linear probing
 	mask  uint64
-	limit int64          // records at most
-	n     atomic.Int64   // records made, or reserved
+	// limit bounds the records: the size less the NULL row, as MySQL counts
+	// it. made counts the records published. A statement makes a record only
+	// while made is below limit, so the table exceeds its size only by the
+	// statements that make new records at the same instant (MySQL reserves
+	// a record first, and a reservation given back after losing a race
+	// shows other statements a full table meanwhile: with a small table and
+	// a preempted goroutine, for a long while).
+	limit int64
+	made  atomic.Int64
 	null  digestRecord   // SCHEMA_NAME NULL, DIGEST NULL: new digests once full
 	lost  *atomic.Uint64 // Performance_schema_digest_lost, the schema's
 	seed  maphash.Seed
 }
 
-func newDigestTable(limit int, lost *atomic.Uint64) *digestTable {
+// maxDigests bounds WithDigestsSize.
+const maxDigests = 1 << 22
+
+func newDigestTable(gen uint64, size int, lost *atomic.Uint64) *digestTable {
+	limit := min(max(size, 1), maxDigests) - 1
 	n := 16
 	for n < 2*limit {
 		n <<= 1
 	}
-	t := &digestTable{index: make([]atomic.Pointer[digestRecord], n), mask: uint64(n - 1), limit: int64(limit), lost: lost, seed: maphash.MakeSeed()}
+	t := &digestTable{gen: gen, index: make([]atomic.Pointer[digestRecord], n), mask: uint64(n - 1), limit: int64(limit), lost: lost, seed: maphash.MakeSeed()}
 	t.null.stats.init()
 	return t
 }
@@ -209,42 +259,39 @@ type querySample struct {
 	wait      uint64 // ps; 0 if untimed
 }
 
-// find returns the record of (schema, d), making it if it is new and there
-// is room, else the NULL row (counting the loss). now is the statement's end.
-func (t *digestTable) find(schema string, e *stmtEntry, now uint64) *digestRecord {
-	h := binary.LittleEndian.Uint64(e.digest[:]) ^ maphash.String(t.seed, schema)
+// find returns the slot of the record of (schema, d), making the record if
+// it is new and there is room; -1 if the table is full. now is the
+// statement's end.
+func (t *digestTable) find(schema string, d *digestInfo, now uint64) int {
+	h := binary.LittleEndian.Uint64(d.digest[:]) ^ maphash.String(t.seed, schema)
 	var fresh *digestRecord
 	for i, probes := h&t.mask, uint64(0); probes <= t.mask; i, probes = (i+1)&t.mask, probes+1 {
 		r := t.index[i].Load()
+		if r == nil && fresh == nil && t.made.Load() >= t.limit {
+			// Full, unless the record that filled it was this key's, made
+			// in this slot since the load above.
+			if r = t.index[i].Load(); r == nil {
+				return -1
+			}
+		}
 		if r == nil {
 			if fresh == nil {
-				if t.n.Add(1) > t.limit {
-					t.n.Add(-1)
-					break
-				}
-				fresh = &digestRecord{schema: strings.Clone(schema), digest: e.digest, text: e.digestText}
+				fresh = &digestRecord{schema: strings.Clone(schema), digest: d.digest, text: d.text}
 				fresh.stats.init()
 				fresh.stats.first.Store(now)
 				fresh.stats.last.Store(now)
 			}
 			if t.index[i].CompareAndSwap(nil, fresh) {
-				return fresh
+				t.made.Add(1)
+				return int(i)
 			}
 			r = t.index[i].Load() // another goroutine took the slot
 		}
-		if r.digest == e.digest && r.schema == schema {
-			if fresh != nil {
-				t.n.Add(-1) // another goroutine made it first
-			}
-			return r
+		if r.digest == d.digest && r.schema == schema {
+			return int(i)
 		}
 	}
-	if fresh != nil {
-		t.n.Add(-1)
-	}
-	t.lost.Add(1)
-	t.null.stats.first.CompareAndSwap(0, now)
-	return &t.null
+	return -1
 }
 
 // records appends the table's records, the NULL row first if it counted
@@ -261,20 +308,24 @@ func (t *digestTable) records(out []*digestRecord) []*digestRecord {
 	return out
 }
 
-// digestRecord returns the record statement entry e counts in under schema:
-// the entry's binding when it is current, else the table's (bound for the
-// next statement).
-func (s *Schema) digestRecord(e *stmtEntry, schema string, now uint64) *digestRecord {
+// digestRecord returns the record entry e's statements count in under
+// schema: the slot its binding names when the binding is of the current
+// table, else the table's (bound for the next statement). A full table
+// gives its NULL row, counted in Performance_schema_digest_lost, and no
+// binding, so that every statement looks again, as MySQL's do.
+func (s *Schema) digestRecord(e *stmtEntry, d *digestInfo, schema string, now uint64) *digestRecord {
 	tbl := s.digests.Load()
-	if b := e.bind.Load(); b != nil && b.table == tbl && b.schema == schema {
-		if b.rec == &tbl.null {
-			tbl.lost.Add(1)
-		}
-		return b.rec
+	if b := e.bind.Load(); b != nil && b.gen == tbl.gen && b.schema == schema {
+		return tbl.index[b.slot].Load()
 	}
-	r := tbl.find(schema, e, now)
-	e.bind.Store(&digestBinding{table: tbl, schema: schema, rec: r})
-	return r
+	i := tbl.find(schema, d, now)
+	if i < 0 {
+		tbl.lost.Add(1)
+		tbl.null.stats.first.CompareAndSwap(0, now)
+		return &tbl.null
+	}
+	e.bind.Store(&digestBinding{gen: tbl.gen, schema: schema, slot: i})
+	return tbl.index[i].Load()
 }
 
 // aggregate counts one statement: timed ones add their wait, to the
@@ -305,12 +356,12 @@ const lastSeenGrain = 1_000_000
 // than the maximum age (ps; 0: no limit).
 func (d *digestStats) maybeSample(text string, timed bool, wait, end, maxAge, maxText uint64) {
 	cur := d.sample.Load()
-	if cur != nil && !(timed && wait > cur.wait) && !(maxAge != 0 && end-cur.seen > maxAge) {
+	if cur != nil && !(timed && wait > cur.wait) && !(maxAge != 0 && end > cur.seen && end-cur.seen > maxAge) {
 		return
 	}
 	q := &querySample{seen: end, wait: wait}
-	q.text, q.truncated = clipText(text, int(maxText))
-	d.sample.CompareAndSwap(cur, q) // a concurrent replacement wins: one sample is as good as another
+	q.text, q.truncated = clipText(text, int(maxText)) // text is the entry's copy, or cut and copied
+	d.sample.CompareAndSwap(cur, q)                    // a concurrent replacement wins: one sample is as good as another
 }
 
 // clipText returns text cut to at most n bytes on a character boundary
@@ -328,17 +379,21 @@ func clipText(text string, n int) (string, bool) {
 }
 
 // showText renders a clipped text as MySQL's format_sqltext does: a cut
-// text ends in "...", which replaces its last three bytes (and a character
-// they split).
+// text of more than three characters ends in "...", which replaces its last
+// three characters.
 func showText(text string, cut bool) string {
 	if !cut {
 		return text
 	}
-	t := text[:max(len(text)-3, 0)]
-	if k := lastRuneStart(t); len(t) > 0 && !utf8.FullRuneInString(t[k:]) {
-		t = t[:k]
+	i, n := len(text), 0
+	for i > 0 && n < 3 {
+		i = lastRuneStart(text[:i])
+		n++
 	}
-	return t + "..."
+	if i == 0 {
+		return text // three characters or fewer
+	}
+	return text[:i] + "..."
 }
 
 // lastRuneStart returns where the last character of s begins.

@@ -165,9 +165,11 @@
 //   - Stages and idle waits have no instances: they count in the threads'
 //     statistics only, so with thread_instrumentation off they count
 //     nowhere (MySQL adds them to global totals then).
-//   - The wait and stage summaries by thread, account, user and host share
-//     one MIN/MAX epoch: a TRUNCATE of one family's such table restarts the
-//     other's extremes too (widened to include AVG), never its counts.
+//   - The wait and stage summaries by thread, account, user and host, and
+//     every statement and transaction summary by event name, share one
+//     MIN/MAX epoch: a TRUNCATE of one such table (or of a wait or stage
+//     global summary) restarts the others' extremes too (widened to include
+//     AVG), never their counts or sums.
 //   - A stage's history consumers and its thread's HISTORY are read when
 //     it starts, as a wait's are (MySQL reads a stage's when it ends).
 //   - Statements carry the columns that apply to a client: SQL_TEXT,

@@ -72,9 +72,9 @@ const (
 	stmtRefs
 )
 
-// Flags in a statement row's qMisc, above bit 24.
+// Flags in a statement row's qMisc, above the timer's byte (bits 24-31).
 const (
-	qfHasDigest = 1 << (24 + iota)
+	qfHasDigest = 1 << (32 + iota)
 	qfTextCut
 	qfHasTrace
 )
@@ -89,6 +89,7 @@ type stmtSlot struct {
 
 // stmtLevel is a statement in progress on a thread, its owner's.
 type stmtLevel struct {
+	seq  uint64 // which statement of the thread (threadCore.stmtSeq): its End finds it by that
 	id   uint64 // its EVENT_ID, 0 without a current row
 	nest uint64 // the EVENT_ID what begins inside nests in: id, or the enclosing level's
 }
@@ -130,16 +131,18 @@ type StatementResult struct {
 
 // Statement is a statement in progress: what StartStatement returns, for
 // End. It is a value the caller keeps; the zero Statement (an instrument
-// that is off) does nothing.
+// that is off) does nothing. End it once: a copy ended again is recognised
+// when the statement ran on a thread (and ignored), not otherwise.
 type Statement struct {
 	s      *Schema
 	t      *Thread
 	c      *Class
 	entry  *stmtEntry
+	dg     *digestInfo // nil: no digest row
 	schema string
-	text   string
 	start  uint64
 	id     uint64
+	seq    uint64
 	timer  hwclock.Timer
 	level  int8
 	flags  uint8
@@ -165,39 +168,21 @@ func (s *Schema) StartStatement(t *Thread, c *Class, info StatementInfo) Stateme
 	if f&flagOn == 0 {
 		return Statement{}
 	}
-	return s.startStatement(t, c, f, nil, &info)
-}
-
-// startStatement begins a statement of class c, whose flags are f; e is the
-// text's cache entry if the caller has it.
-func (s *Schema) startStatement(t *Thread, c *Class, f uint32, e *stmtEntry, info *StatementInfo) Statement {
-	st := Statement{s: s, c: c, schema: info.Schema, level: -1}
-	if f&flagSetTimed != 0 {
-		st.flags |= sfTimed
-		st.timer = s.timers.Timer(hwclock.ClassStatement)
-		st.start = st.timer.Now()
+	var e *stmtEntry
+	if info.Text != "" {
+		e = s.stmtCache.lookup(info.Text, info.Normalized)
 	}
-	cons := s.consumers.Load()
-	if cons&(1<<ConsumerStatementsDigest) != 0 && info.Text != "" && s.cfg.maxDigestLength > 0 {
-		if e == nil {
-			e = s.stmtCache.lookup(info.Text, info.Normalized)
-		}
-		st.entry = e
-	}
-	if t != nil && t.s == s && !t.ended.Load() {
-		t.beginStatement(&st, info, cons&t.mask.Load())
-	}
-	return st
+	return s.startStatement(t, c, f, e, &info)
 }
 
 // StartSQL begins a SQL statement on thread t (nil: none): its class is
 // statement/sql/<command> from the text's first keywords (see SQLCommand),
-// registered on first use. The text's digest and class are computed once
+// registered on first use. The text's class and digest are computed once
 // per distinct text (the statement cache), so a repeated text costs a
 // lookup.
 func (s *Schema) StartSQL(t *Thread, info StatementInfo) Statement {
 	e := s.stmtCache.lookup(info.Text, false)
-	c := e.class
+	c := e.sqlClass()
 	if c == nil {
 		return Statement{}
 	}
@@ -206,6 +191,27 @@ func (s *Schema) StartSQL(t *Thread, info StatementInfo) Statement {
 		return Statement{}
 	}
 	return s.startStatement(t, c, f, e, &info)
+}
+
+// startStatement begins a statement of class c, whose flags are f; e is
+// the text's cache entry (nil for a statement without text).
+func (s *Schema) startStatement(t *Thread, c *Class, f uint32, e *stmtEntry, info *StatementInfo) Statement {
+	st := Statement{s: s, c: c, entry: e, schema: info.Schema, level: -1}
+	if f&flagSetTimed != 0 {
+		st.flags |= sfTimed
+		st.timer = s.timers.Timer(hwclock.ClassStatement)
+		st.start = st.timer.Now()
+	}
+	cons := s.consumers.Load()
+	if cons&(1<<ConsumerStatementsDigest) != 0 && e != nil && s.cfg.maxDigestLength > 0 {
+		if d := e.digestOf(); d.has { // computed here, outside any write section
+			st.dg = d
+		}
+	}
+	if t != nil && t.s == s && !t.ended.Load() {
+		t.beginStatement(&st, info, cons&t.mask.Load())
+	}
+	return st
 }
 
 // SetText replaces the statement's text (and so its digest), as MySQL's
@@ -217,14 +223,18 @@ func (st *Statement) SetText(text string, normalized bool) {
 	if s == nil {
 		return
 	}
-	st.entry = nil
-	if s.consumers.Load()&(1<<ConsumerStatementsDigest) != 0 && text != "" && s.cfg.maxDigestLength > 0 {
+	st.entry, st.dg = nil, nil
+	if text != "" {
 		st.entry = s.stmtCache.lookup(text, normalized)
+		if s.consumers.Load()&(1<<ConsumerStatementsDigest) != 0 && s.cfg.maxDigestLength > 0 {
+			if d := st.entry.digestOf(); d.has {
+				st.dg = d
+			}
+		}
 	}
 	if st.flags&sfEvent == 0 {
 		return
 	}
-	st.text = text
 	t := st.t
 	if t.ended.Load() {
 		return
@@ -233,15 +243,22 @@ func (st *Statement) SetText(text string, normalized bool) {
 	if !ok {
 		return
 	}
-	if level := int(st.level); level < t.stmtDepth && t.stmts[level].id == st.id {
-		t.writeText(&t.stmtRows[level], text, st.entry)
+	defer t.leave(g)
+	if level := int(st.level); level < t.stmtDepth && t.stmts[level].seq == st.seq {
+		slot := &t.stmtRows[level]
+		slot.seq.BeginWrite()
+		t.writeText(slot, st)
+		slot.seq.EndWrite()
 	}
-	t.leave(g)
 }
 
-// writeText writes a statement row's SQL_TEXT, DIGEST and DIGEST_TEXT, in
-// a write section.
-func (t *Thread) writeText(slot *stmtSlot, text string, e *stmtEntry) {
+// writeText writes a statement row's SQL_TEXT, DIGEST and DIGEST_TEXT: in
+// a write section, between the row's BeginWrite and EndWrite.
+func (t *Thread) writeText(slot *stmtSlot, st *Statement) {
+	var text string
+	if st.entry != nil {
+		text = st.entry.text // the engine's copy: the row keeps nothing of the caller's
+	}
 	clipped, cut := clipText(text, t.s.cfg.maxSQLText)
 	c := &slot.cells
 	misc := c[qMisc].Load() &^ (qfTextCut | qfHasDigest)
@@ -249,22 +266,19 @@ func (t *Thread) writeText(slot *stmtSlot, text string, e *stmtEntry) {
 		misc |= qfTextCut
 	}
 	var dtext string
-	slot.seq.BeginWrite()
-	if e != nil && e.has {
+	if d := st.dg; d != nil {
 		misc |= qfHasDigest
-		dtext = e.digestText
-		d := &e.digest
-		c[qDigest0].Set(binary.LittleEndian.Uint64(d[0:]))
-		c[qDigest1].Set(binary.LittleEndian.Uint64(d[8:]))
-		c[qDigest2].Set(binary.LittleEndian.Uint64(d[16:]))
-		c[qDigest3].Set(binary.LittleEndian.Uint64(d[24:]))
+		dtext = d.text
+		c[qDigest0].Set(binary.LittleEndian.Uint64(d.digest[0:]))
+		c[qDigest1].Set(binary.LittleEndian.Uint64(d.digest[8:]))
+		c[qDigest2].Set(binary.LittleEndian.Uint64(d.digest[16:]))
+		c[qDigest3].Set(binary.LittleEndian.Uint64(d.digest[24:]))
 	}
 	c[qMisc].Set(misc)
 	c[qTextLen].Set(uint64(len(clipped)))
 	c[qDigestTextLen].Set(uint64(len(dtext)))
 	setRef(&slot.refs[rText], clipped)
 	setRef(&slot.refs[rDigestText], dtext)
-	slot.seq.EndWrite()
 }
 
 // Now returns the statement's timer's reading, picoseconds, or 0 for an
@@ -293,18 +307,14 @@ func (t *Thread) beginStatement(st *Statement, info *StatementInfo, cons uint32)
 	if !ok {
 		return
 	}
-	t.pushStatement(st, info, cons)
-	t.leave(g)
-}
-
-// pushStatement is beginStatement's write section.
-func (t *Thread) pushStatement(st *Statement, info *StatementInfo, cons uint32) {
+	defer t.leave(g) // a section is closed whatever happens in it
 	level := t.stmtDepth
 	if level >= statementStackDepth {
 		t.s.nestedStatementLost.Add(1)
 		return
 	}
-	st.t, st.level = t, int8(level)
+	t.stmtSeq++
+	st.t, st.level, st.seq = t, int8(level), t.stmtSeq
 	st.flags |= sfThread
 	// What the statement nests in: the enclosing statement, or at level 0
 	// the transaction in progress (what begins inside the statement nests
@@ -318,10 +328,16 @@ func (t *Thread) pushStatement(st *Statement, info *StatementInfo, cons uint32) 
 		t.trx.statements++
 		parent, nestType = t.trx.id, NestingTransaction
 	}
-	t.stmts[level] = stmtLevel{nest: stmtParent}
+	t.stmts[level] = stmtLevel{seq: st.seq, nest: stmtParent}
 	t.stmtDepth = level + 1
 	t.stmtNest = stmtParent
+	slot := &t.stmtRows[level]
 	if cons&(1<<ConsumerEventsStatementsCurrent) == 0 {
+		if slot.cells[qClass].Load() != 0 {
+			slot.seq.BeginWrite()
+			slot.cells[qClass].Set(0) // no row at this level: an older one must not show
+			slot.seq.EndWrite()
+		}
 		t.stmtDepthCell.Set(uint64(t.stmtDepth))
 		return
 	}
@@ -334,47 +350,28 @@ func (t *Thread) pushStatement(st *Statement, info *StatementInfo, cons uint32) 
 	}
 	st.id = t.eventID
 	t.eventID++
-	t.stmts[level] = stmtLevel{id: st.id, nest: st.id}
+	t.stmts[level] = stmtLevel{seq: st.seq, id: st.id, nest: st.id}
 	t.stmtNest = st.id
-	st.text = info.Text
 
 	var src uint64
 	if info.Source != "" {
 		src = t.s.names.Intern(info.Source)
 	}
-	text, cut := clipText(info.Text, t.s.cfg.maxSQLText)
-	misc := uint64(st.timer) << miscTimer
+	misc := uint64(st.timer)<<miscTimer | uint64(level)<<16
 	if parent != 0 {
 		misc |= uint64(nestType) << 8
-	}
-	misc |= uint64(level) << 16
-	if cut {
-		misc |= qfTextCut
-	}
-	var dtext string
-	if e := st.entry; e != nil && e.has {
-		misc |= qfHasDigest
-		dtext = e.digestText
 	}
 	if info.TraceID != [16]byte{} {
 		misc |= qfHasTrace
 	}
-	slot := &t.stmtRows[level]
-	slot.seq.BeginWrite()
 	c := &slot.cells
+	slot.seq.BeginWrite()
 	c[qThreadID].Set(t.id)
 	c[qEventID].Set(st.id)
 	c[qEndEventID].Set(0)
 	c[qClass].Set(uint64(st.c.index) + 1)
 	c[qTimerStart].Set(st.start)
 	c[qTimerEnd].Set(0)
-	if misc&qfHasDigest != 0 {
-		d := &st.entry.digest
-		c[qDigest0].Set(binary.LittleEndian.Uint64(d[0:]))
-		c[qDigest1].Set(binary.LittleEndian.Uint64(d[8:]))
-		c[qDigest2].Set(binary.LittleEndian.Uint64(d[16:]))
-		c[qDigest3].Set(binary.LittleEndian.Uint64(d[24:]))
-	}
 	c[qRowsAffected].Set(0)
 	c[qRowsSent].Set(0)
 	c[qRowsExamined].Set(0)
@@ -383,20 +380,24 @@ func (t *Thread) pushStatement(st *Statement, info *StatementInfo, cons uint32) 
 	c[qMessageLen].Set(0)
 	c[qNestingID].Set(parent)
 	c[qMisc].Set(misc)
-	c[qTextLen].Set(uint64(len(text)))
-	c[qDigestTextLen].Set(uint64(len(dtext)))
 	c[qSchemaLen].Set(uint64(len(info.Schema)))
 	c[qSource].Set(src)
 	c[qTrace0].Set(binary.LittleEndian.Uint64(info.TraceID[0:]))
 	c[qTrace1].Set(binary.LittleEndian.Uint64(info.TraceID[8:]))
 	c[qSpan].Set(binary.LittleEndian.Uint64(info.SpanID[:]))
-	setRef(&slot.refs[rText], text)
-	setRef(&slot.refs[rDigestText], dtext)
 	setRef(&slot.refs[rSchema], info.Schema)
 	setRef(&slot.refs[rMessage], "")
+	t.writeText(slot, st)
 	slot.seq.EndWrite()
 	t.stmtDepthCell.Set(uint64(t.stmtDepth))
 }
+
+// What endStatement did with a statement's thread part.
+const (
+	stmtCounted = iota // counted in the thread's statistics
+	stmtDropped        // not counted there: the thread was busy or ended, or the statement was abandoned
+	stmtStale          // already ended (a copy of the Statement ended before): count nothing
+)
 
 // End ends the statement with what it did. Safe only from the goroutine that
 // drives the statement's thread.
@@ -405,6 +406,7 @@ func (st *Statement) End(r StatementResult) {
 	if s == nil {
 		return
 	}
+	st.s = nil // a second End of this variable does nothing
 	timed := st.flags&sfTimed != 0
 	var end, wait uint64
 	if timed {
@@ -419,41 +421,59 @@ func (st *Statement) End(r StatementResult) {
 	if r.Cancelled {
 		x[xCancelled] = 1
 	}
-	if e := st.entry; e != nil && e.has {
-		rec := s.digestRecord(e, st.schema, end)
+	done := stmtDropped
+	if st.flags&sfThread != 0 {
+		done = st.t.endStatement(st, timed, wait, end, &x, &r)
+	}
+	switch done {
+	case stmtStale:
+		return
+	case stmtDropped:
+		st.c.stmt.stat.aggregate(s.epochOf(truncThreads), timed, wait)
+		st.c.stmt.x.add(&x)
+	}
+	if d := st.dg; d != nil {
+		rec := s.digestRecord(st.entry, d, st.schema, end)
 		rec.stats.aggregate(timed, wait, end, &x)
 		if st.flags&sfEvent != 0 {
-			rec.stats.maybeSample(st.text, timed, wait, end, uint64(s.cfg.sampleAge.Nanoseconds())*1000, uint64(s.cfg.maxSQLText))
+			rec.stats.maybeSample(st.entry.text, timed, wait, end, s.sampleAgePicos, uint64(s.cfg.maxSQLText))
 		}
 	}
 	if timed {
 		s.stmtHist[histBucket(wait)].Add(1)
 	}
-	if st.flags&sfThread == 0 || !st.t.endStatement(st, timed, wait, end, &x, &r) {
-		st.c.stmt.stat.aggregate(s.epochOf(truncThreads), timed, wait)
-		st.c.stmt.x.add(&x)
-	}
-	st.s = nil // a second End does nothing
 }
 
 // endStatement ends the thread part of st: statistics, the row closed and
-// copied to history, the stack popped. It reports false if the thread
-// part was dropped (another writer, or the thread ended, or the statement
-// is no longer on the stack), for End to count the statement without it.
-func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, x *stmtCounts, r *StatementResult) bool {
+// copied to history, the stack popped. It says what it did (stmtCounted,
+// stmtDropped, stmtStale).
+func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, x *stmtCounts, r *StatementResult) int {
 	if t.ended.Load() {
 		t.s.threadEventsLost.Add(1)
-		return false
+		return stmtDropped
 	}
 	g, ok := t.enter()
 	if !ok {
-		return false
+		return stmtDropped
 	}
 	defer t.leave(g)
 	level := int(st.level)
-	if level >= t.stmtDepth || t.stmts[level].id != st.id {
-		t.s.threadEventsLost.Add(1) // ended out of order: an enclosing statement ended first
-		return false
+	if level >= t.stmtDepth || t.stmts[level].seq != st.seq {
+		if t.unabandon(st.seq) {
+			t.s.threadEventsLost.Add(1)
+			return stmtDropped // its enclosing statement ended first
+		}
+		return stmtStale
+	}
+	// Statements still open above it are abandoned: their Ends count them
+	// without the thread, and their rows go.
+	for l := level + 1; l < t.stmtDepth; l++ {
+		t.abandon(t.stmts[l].seq)
+		if slot := &t.stmtRows[l]; slot.cells[qClass].Load() != 0 {
+			slot.seq.BeginWrite()
+			slot.cells[qClass].Set(0)
+			slot.seq.EndWrite()
+		}
 	}
 	// A stage begun inside the statement ends with it.
 	if t.stage.on && t.stage.stmtDepth > level {
@@ -461,14 +481,14 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, x *st
 	}
 	t.stat(st.c.index).aggregate(t.s.epochOf(truncThreads), timed, wait)
 	t.stmtCounts(st.c.kindIndex).add(x)
-	t.stmtDepth = level // statements left in progress above it are abandoned
+	t.stmtDepth = level
 	t.stmtNest = 0
 	if level > 0 {
 		t.stmtNest = t.stmts[level-1].nest
 	}
 	t.stmtDepthCell.Set(uint64(level))
 	if st.flags&sfEvent == 0 {
-		return true
+		return stmtCounted
 	}
 	msg, _ := clipText(r.Message, t.s.cfg.maxSQLText)
 	slot := &t.stmtRows[level]
@@ -500,7 +520,28 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, x *st
 			t.s.stmtsLong.AppendRefs(row[:], refs[:])
 		}
 	}
-	return true
+	return stmtCounted
+}
+
+// abandon remembers statement seq of the thread as abandoned (its
+// enclosing statement ended first), so that its own End counts it without
+// the thread rather than taking it for an End of a copy. The last
+// statementStackDepth abandoned statements are remembered. In a write
+// section.
+func (t *Thread) abandon(seq uint64) {
+	t.abandoned[t.abandonedNext%statementStackDepth] = seq
+	t.abandonedNext++
+}
+
+// unabandon reports whether statement seq was abandoned, and forgets it.
+func (t *Thread) unabandon(seq uint64) bool {
+	for i, a := range t.abandoned {
+		if a == seq && seq != 0 {
+			t.abandoned[i] = 0
+			return true
+		}
+	}
+	return false
 }
 
 // nesting returns what a wait beginning now at level 0 nests in: the stage

@@ -193,7 +193,7 @@ func status(s *Schema, name string) uint64 {
 }
 
 func TestDigestTableFull(t *testing.T) {
-	f := newStmtFixture(t, WithDigestsSize(2))
+	f := newStmtFixture(t, WithDigestsSize(3)) // two rows, and the NULL row
 	th := f.s.NewThread(f.thread, ThreadOptions{})
 	defer th.End()
 	for _, q := range []string{"SELECT 1", "SELECT a FROM t", "SELECT b FROM t", "SELECT c FROM t", "SELECT 2", "SELECT c FROM t"} {
@@ -283,12 +283,8 @@ func TestQuerySample(t *testing.T) {
 		t.Errorf("a shorter wait replaced the sample: %q", text)
 	}
 	// With an age limit, an old sample is replaced by the next statement.
-	rec := f.s.digests.Load().records(nil)[0]
-	q := rec.stats.sample.Load()
-	old := *q
-	old.seen -= uint64(2 * time.Hour / time.Nanosecond * 1000)
-	rec.stats.sample.Store(&old)
-	f.s.cfg.sampleAge = time.Hour
+	f.s.sampleAgePicos = uint64(time.Millisecond/time.Nanosecond) * 1000
+	time.Sleep(2 * time.Millisecond)
 	f.run(th, f.sel, "SELECT 4", StatementResult{})
 	if text, _ := sample(); text != "SELECT 4" {
 		t.Errorf("an old sample was kept: %q", text)
@@ -308,22 +304,22 @@ func TestStatementCacheNormalizesOnce(t *testing.T) {
 	c := newStmtCache(nil, 64, 1024)
 	a := c.lookup("SELECT * FROM t WHERE id = 1", false)
 	b := c.lookup("SELECT * FROM t WHERE id = 1", false)
-	if a != b || !a.has || a.digestText != "SELECT * FROM `t` WHERE `id` = ?" {
-		t.Errorf("cache: %p %p %+v", a, b, a)
+	if a != b || !a.digestOf().has || a.digestOf() != b.digestOf() || a.digestOf().text != "SELECT * FROM `t` WHERE `id` = ?" {
+		t.Errorf("cache: %p %p %+v", a, b, a.digestOf())
 	}
-	if n := c.lookup("SELECT * FROM t WHERE id = 1", true); n == a || n.digestText != "SELECT * FROM t WHERE id = 1" {
-		t.Errorf("a normalized text shares the entry of a SQL text: %+v", n)
+	if n := c.lookup("SELECT * FROM t WHERE id = 1", true); n == a || n.digestOf().text != "SELECT * FROM t WHERE id = 1" {
+		t.Errorf("a normalized text shares the entry of a SQL text: %+v", n.digestOf())
 	}
-	if e := c.lookup("   ", false); e.has {
-		t.Errorf("an empty statement has a digest: %+v", e)
+	if e := c.lookup("   ", false); e.digestOf().has {
+		t.Errorf("an empty statement has a digest: %+v", e.digestOf())
 	}
 	long := "SELECT " + strings.Repeat("1, ", maxCachedText)
 	if c.lookup(long, false) == c.lookup(long, false) {
 		t.Errorf("a text past maxCachedText was cached")
 	}
 	off := newStmtCache(nil, 0, 1024)
-	if e := off.lookup("SELECT 1", false); !e.has || e.digestText != "SELECT ?" {
-		t.Errorf("without a cache: %+v", e)
+	if e := off.lookup("SELECT 1", false); !e.digestOf().has || e.digestOf().text != "SELECT ?" {
+		t.Errorf("without a cache: %+v", e.digestOf())
 	}
 }
 

@@ -107,6 +107,7 @@ type TransactionInfo struct {
 // trxState is the thread's transaction in progress, its owner's.
 type trxState struct {
 	on         bool
+	seq        uint64 // which transaction of the thread (threadCore.trxSeq): its End finds it by that
 	id         uint64 // EVENT_ID; 0 without a current row
 	statements uint64
 }
@@ -124,6 +125,7 @@ type Transaction struct {
 	t     *Thread
 	start uint64
 	id    uint64
+	seq   uint64
 	timer hwclock.Timer
 	flags uint8
 	ro    bool
@@ -163,9 +165,10 @@ func (t *Thread) beginTransaction(tx *Transaction, info *TransactionInfo, cons u
 	if t.trx.on {
 		return // one at a time
 	}
-	tx.t = t
+	t.trxSeq++
+	tx.t, tx.seq = t, t.trxSeq
 	tx.flags |= sfThread
-	t.trx = trxState{on: true}
+	t.trx = trxState{on: true, seq: tx.seq}
 	if cons&(1<<ConsumerEventsTransactionsCurrent) == 0 {
 		return
 	}
@@ -227,7 +230,7 @@ func (tx *Transaction) count(word int) {
 	if !ok {
 		return
 	}
-	if t.trx.on && t.trx.id == tx.id {
+	if t.trx.on && t.trx.seq == tx.seq {
 		t.trxRow.seq.BeginWrite()
 		t.trxRow.cells[word].Set(t.trxRow.cells[word].Load() + 1)
 		t.trxRow.seq.EndWrite()
@@ -251,31 +254,37 @@ func (tx *Transaction) End(committed bool) {
 	if tx.ro {
 		mode = ReadOnly
 	}
-	if tx.flags&sfThread == 0 || !tx.t.endTransaction(tx, mode, timed, wait, end, committed) {
+	tx.s = nil // a second End of this variable does nothing
+	done := stmtDropped
+	if tx.flags&sfThread != 0 {
+		done = tx.t.endTransaction(tx, mode, timed, wait, end, committed)
+	}
+	if done == stmtDropped {
 		s.trxUnthreaded[mode].aggregate(s.epochOf(truncThreads), timed, wait)
 	}
-	tx.s = nil
 }
 
-func (t *Thread) endTransaction(tx *Transaction, mode AccessMode, timed bool, wait, end uint64, committed bool) bool {
+// endTransaction ends the thread part of tx; it says what it did, as
+// endStatement does (a transaction whose thread has a later one, or none,
+// was ended already: stmtStale).
+func (t *Thread) endTransaction(tx *Transaction, mode AccessMode, timed bool, wait, end uint64, committed bool) int {
 	if t.ended.Load() {
 		t.s.threadEventsLost.Add(1)
-		return false
+		return stmtDropped
 	}
 	g, ok := t.enter()
 	if !ok {
-		return false
+		return stmtDropped
 	}
 	defer t.leave(g)
-	if !t.trx.on || t.trx.id != tx.id {
-		t.s.threadEventsLost.Add(1)
-		return false
+	if !t.trx.on || t.trx.seq != tx.seq {
+		return stmtStale
 	}
 	statements := t.trx.statements
 	t.trx = trxState{}
 	t.trxStats[mode].aggregate(t.s.epochOf(truncThreads), timed, wait)
 	if tx.flags&sfEvent == 0 {
-		return true
+		return stmtCounted
 	}
 	state := TrxRolledBack
 	if committed {
@@ -300,7 +309,7 @@ func (t *Thread) endTransaction(tx *Transaction, mode AccessMode, timed bool, wa
 			t.s.trxLong.Append(row[:])
 		}
 	}
-	return true
+	return stmtCounted
 }
 
 // copyTrx copies the thread's current transaction row.

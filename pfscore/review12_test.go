@@ -9,10 +9,13 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/otelpfs/otelpfs/hwclock"
 )
 
 // r12Row returns the one row of table matching where (fails otherwise).
@@ -207,8 +210,8 @@ func TestReview12StartSQLDigestsWithStatementsDigestOff(t *testing.T) {
 	st := s.StartSQL(nil, StatementInfo{Text: "SELECT a FROM t WHERE id = 7"})
 	st.End(StatementResult{})
 	for i := range s.stmtCache.slots {
-		if e := s.stmtCache.slots[i].Load(); e != nil && e.has {
-			t.Errorf("statements_digest is off, yet the text was normalized and digested: %q -> %q", e.text, e.digestText)
+		if e := s.stmtCache.slots[i].Load(); e != nil && e.dg.Load() != nil {
+			t.Errorf("statements_digest is off, yet the text was normalized and digested: %q -> %q", e.text, e.dg.Load().text)
 		}
 	}
 }
@@ -247,7 +250,8 @@ func TestReview12QuerySampleAgeUnderflow(t *testing.T) {
 // characters.
 //
 // Expected: "日本語日本" (15 bytes, 5 characters) shows as "日本..."; "SE"
-// as "SE".
+// as "SE"; with performance_schema_max_sql_text_length 0 nothing is kept
+// and SQL_TEXT is NULL, not "...".
 func TestReview12SQLTextEllipsisCountsCharacters(t *testing.T) {
 	for _, tc := range []struct {
 		max        int
@@ -255,6 +259,7 @@ func TestReview12SQLTextEllipsisCountsCharacters(t *testing.T) {
 	}{
 		{15, "日本語日本語日本語", "日本..."},
 		{2, "SELECT 1", "SE"},
+		{0, "SELECT 1", ""}, // nothing kept: NULL, as MySQL shows an empty text
 	} {
 		f := newStmtFixture(t, WithMaxSQLTextLength(tc.max))
 		th := f.s.NewThread(f.thread, ThreadOptions{})
@@ -280,7 +285,9 @@ func TestReview12SQLTextEllipsisCountsCharacters(t *testing.T) {
 //     _trigger, _event, _user);
 //   - DESCRIBE/DESC <table> is "explain_other" (MySQL: show_fields);
 //   - CREATE DEFINER=... PROCEDURE/TRIGGER/FUNCTION/EVENT is "create_view";
-//   - RENAME TABLE is "other" (MySQL: rename_table);
+//   - SHOW SCHEMAS is "show_other" (MySQL: show_databases), DROP PREPARE
+//     "other" (MySQL: dealloc_sql), RENAME TABLE "other" (MySQL:
+//     rename_table);
 //   - a mysqldump-style versioned comment /*!40101 SET ... */, which MySQL
 //     executes, is "empty_query".
 //
@@ -304,6 +311,9 @@ func TestReview12SQLCommandMySQLNames(t *testing.T) {
 		"DESCRIBE t":                                       "show_fields",
 		"CREATE DEFINER=`root`@`%` PROCEDURE p() SELECT 1": "create_procedure",
 		"CREATE DEFINER=CURRENT_USER TRIGGER trg BEFORE INSERT ON t FOR EACH ROW SET NEW.a = 1": "create_trigger",
+		"SHOW SCHEMAS":                  "show_databases",
+		"DESC t":                        "show_fields",
+		"DROP PREPARE s":                "dealloc_sql",
 		"RENAME TABLE a TO b":           "rename_table",
 		"/*!40101 SET NAMES utf8mb4 */": "set_option",
 	} {
@@ -313,20 +323,14 @@ func TestReview12SQLCommandMySQLNames(t *testing.T) {
 	}
 }
 
-// Defect: the statement and transaction families put every row's MIN/MAX
-// in the truncThreads epoch group (group: truncThreads), global rows
-// included, and the wait family's global table truncates groupsAll. So
-// TRUNCATE events_waits_summary_global_by_event_name (or any stage or
-// wait summary by thread/account/user/host) restarts MIN_TIMER_WAIT and
-// MAX_TIMER_WAIT of events_statements_summary_global_by_event_name and
-// events_transactions_summary_global_by_event_name: they jump to AVG. In
-// MySQL a wait TRUNCATE never touches statement or transaction
-// summaries, and doc.go's "Differences from MySQL" only admits wait and
-// stage summaries by thread/account/user/host sharing an epoch.
-//
-// Expected: TRUNCATE of a wait summary leaves the statement and
-// transaction rows' MIN and MAX as they were (their own epoch group), or
-// at least the difference is documented.
+// Documented difference (doc.go, "Differences from MySQL"): the
+// statement and transaction summaries keep their MIN/MAX in the threads'
+// epoch group, with the wait and stage summaries by thread, account, user
+// and host, so a TRUNCATE of one of those (or of a wait or stage global
+// summary) restarts the statement and transaction extremes too, widened to
+// AVG; counts and sums never move. MySQL's TRUNCATE of a wait summary
+// leaves them alone. This test pins what the documentation says: the
+// counts and sums survive, and MIN <= AVG <= MAX still holds.
 func TestReview12WaitTruncateRestartsStatementExtremes(t *testing.T) {
 	f := newStmtFixture(t)
 	th := f.s.NewThread(f.thread, ThreadOptions{})
@@ -340,21 +344,27 @@ func TestReview12WaitTruncateRestartsStatementExtremes(t *testing.T) {
 	tx = f.s.StartTransaction(th, TransactionInfo{})
 	tx.End(true)
 
-	read := func() (sMin, sMax, xMin, xMax Value) {
-		s := r12Row(t, f.s, "events_statements_summary_global_by_event_name", map[string]Value{"EVENT_NAME": f.sel.Name()})
-		x := r12Row(t, f.s, "events_transactions_summary_global_by_event_name", map[string]Value{"EVENT_NAME": "transaction"})
-		return s["MIN_TIMER_WAIT"], s["MAX_TIMER_WAIT"], x["MIN_TIMER_WAIT"], x["MAX_TIMER_WAIT"]
+	read := func() [2]map[string]Value {
+		return [2]map[string]Value{
+			r12Row(t, f.s, "events_statements_summary_global_by_event_name", map[string]Value{"EVENT_NAME": f.sel.Name()}),
+			r12Row(t, f.s, "events_transactions_summary_global_by_event_name", map[string]Value{"EVENT_NAME": "transaction"}),
+		}
 	}
-	a1, a2, a3, a4 := read()
+	before := read()
 	if err := f.s.Truncate("events_waits_summary_global_by_event_name"); err != nil {
 		t.Fatal(err)
 	}
-	b1, b2, b3, b4 := read()
-	if a1 != b1 || a2 != b2 {
-		t.Errorf("statements global MIN/MAX %v/%v became %v/%v after TRUNCATE events_waits_summary_global_by_event_name", a1, a2, b1, b2)
-	}
-	if a3 != b3 || a4 != b4 {
-		t.Errorf("transactions global MIN/MAX %v/%v became %v/%v after TRUNCATE events_waits_summary_global_by_event_name", a3, a4, b3, b4)
+	after := read()
+	for i := range after {
+		for _, c := range []string{"COUNT_STAR", "SUM_TIMER_WAIT"} {
+			if before[i][c] != after[i][c] {
+				t.Errorf("%s went from %v to %v after a wait TRUNCATE", c, before[i][c], after[i][c])
+			}
+		}
+		lo, avg, hi := after[i]["MIN_TIMER_WAIT"].(uint64), after[i]["AVG_TIMER_WAIT"].(uint64), after[i]["MAX_TIMER_WAIT"].(uint64)
+		if !(lo <= avg && avg <= hi) {
+			t.Errorf("not MIN <= AVG <= MAX after a wait TRUNCATE: %d %d %d", lo, avg, hi)
+		}
 	}
 }
 
@@ -386,10 +396,14 @@ func TestReview12DigestsSizeCountsTheNullRow(t *testing.T) {
 // statement, for as long as events_statements_history_long keeps the row
 // (10,000 rows by default) or the digest keeps the sample. clipText's
 // comment says it copies "so that a long statement is not kept whole".
+// Since 353ea88 ("the cache keeps the caller's text") the statement
+// cache's entry pins it too, for as long as the entry stays in the cache
+// (up to 4096 entries, each possibly pinning an arbitrarily large buffer).
 //
-// Expected: the engine keeps its own copy of the bytes it shows (it has
-// one already: the statement cache's entry clones the text, and SQL_TEXT
-// could point at e.text when e.text == text).
+// Expected: the engine keeps its own copy of the bytes it shows: the cache
+// entry clones its text once (at most maxCachedText bytes, once per
+// distinct text), and SQL_TEXT and QUERY_SAMPLE_TEXT point at e.text when
+// e.text == text (a clone otherwise).
 func TestReview12ShortTextPinsCallersBuffer(t *testing.T) {
 	f := newStmtFixture(t)
 	th := f.s.NewThread(f.thread, ThreadOptions{})
@@ -408,7 +422,7 @@ func TestReview12ShortTextPinsCallersBuffer(t *testing.T) {
 		f.run(th, f.sel, "SELECT 2", StatementResult{})
 	}
 	if !r12Gc(freed.Load) {
-		t.Errorf("a 9 MiB buffer is still alive because an 8-byte SQL_TEXT sliced from it sits in history_long and QUERY_SAMPLE_TEXT")
+		t.Errorf("a 9 MiB buffer is still alive because an 8-byte SQL_TEXT sliced from it sits in history_long, QUERY_SAMPLE_TEXT and the statement cache")
 	}
 }
 
@@ -434,5 +448,201 @@ func TestReview12NormalizedDigestTextUnbounded(t *testing.T) {
 	}
 	if n := len(rows[0].DigestText); n > 4*64 {
 		t.Errorf("DIGEST_TEXT of a normalized statement is %d bytes with max_digest_length 64", n)
+	}
+}
+
+// Defect (crash): a statement row's qMisc packs the timer at bit
+// miscTimer = 24 (uint64(st.timer) << miscTimer, as the wait rows do), and
+// the statement flags qfHasDigest, qfTextCut and qfHasTrace are bits 24,
+// 25 and 26: the same byte. With the default statement timer, NANOSECOND
+// (1), every timed statement's row says qfHasDigest, so pushStatement
+// reads st.entry.digest for a statement that has no digest entry and
+// dereferences nil: StartSQL/StartStatement with a thread panic whenever
+// statements_digest is OFF, the text is empty, or WithMaxDigestLength(0).
+// Since 353ea88 the write section is no longer closed by a defer, so the
+// panic also leaves the thread's guard busy for good: every later event
+// of the thread is dropped (thread_events_lost), and Thread.End spins in
+// its Gosched loop forever (a probe with a deferred th.End hung the test
+// binary until the 10-minute timeout).
+//
+// Expected: no panic; flags and timer in disjoint bits (e.g. timer in the
+// low byte as the comment on qMisc says, or the flags above bit 32).
+func TestReview12StatementWithoutDigestPanics(t *testing.T) {
+	for name, opts := range map[string][]Option{
+		"statements_digest off": {WithConsumer(ConsumerStatementsDigest, false)},
+		"max_digest_length 0":   {WithMaxDigestLength(0)},
+		"empty text":            nil,
+	} {
+		f := newStmtFixture(t, opts...)
+		th := f.s.NewThread(f.thread, ThreadOptions{})
+		text := "SELECT 1"
+		if name == "empty text" {
+			text = ""
+		}
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s: StartSQL with a thread panics: %v", name, r)
+				}
+			}()
+			st := f.s.StartSQL(th, StatementInfo{Text: text})
+			st.End(StatementResult{})
+		}()
+		if th.guard.Load()&guardBusy != 0 {
+			t.Errorf("%s: the thread's guard is left busy: Thread.End would spin forever, every later event is lost", name)
+			continue // do not call End: it never returns
+		}
+		th.End()
+	}
+}
+
+// Defect: the same overlap read the other way. The timer's bits turn into
+// flags, and the flags into timer bits:
+//   - setup_timers statement=MICROSECOND (2) sets qfTextCut on every row:
+//     SQL_TEXT "SELECT 1" shows as "SELEC...";
+//   - TICK (4) sets qfHasTrace: TRACE_ID/SPAN_ID show zeros instead of NULL;
+//   - a statement with a trace id (every statement once the bridge
+//     installs its trace hook) has timer 1|4 = 5 >= NumTimers in its row,
+//     so an in-progress row gets no TIMER_END, and TIMER_WAIT = 0 -
+//     TIMER_START wraps to ~2^64;
+//   - a text with no tokens ("/* ping */", a health check) has an entry
+//     without a digest, yet NANOSECOND's bit says qfHasDigest: DIGEST shows
+//     64 zeros instead of NULL.
+//
+// Expected: each column as if the timer were not there.
+func TestReview12StatementMiscTimerCollidesWithFlags(t *testing.T) {
+	f := newStmtFixture(t)
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	defer th.End()
+
+	f.s.SetupTimers().SetTimer(hwclock.ClassStatement, hwclock.Microsecond)
+	f.run(th, f.sel, "SELECT 1", StatementResult{})
+	if h := f.s.EventsStatementsHistory(); len(h) == 0 || h[len(h)-1].SQLText != "SELECT 1" {
+		t.Errorf("statement timer MICROSECOND: SQL_TEXT %q, want %q", h[len(h)-1].SQLText, "SELECT 1")
+	}
+	f.s.SetupTimers().SetTimer(hwclock.ClassStatement, hwclock.Tick)
+	f.run(th, f.sel, "SELECT 2", StatementResult{})
+	if h := f.s.EventsStatementsHistory(); h[len(h)-1].TraceID != "" || h[len(h)-1].SpanID != "" {
+		t.Errorf("statement timer TICK: TRACE_ID %q SPAN_ID %q for a statement without a trace, want NULL", h[len(h)-1].TraceID, h[len(h)-1].SpanID)
+	}
+	f.s.SetupTimers().SetTimer(hwclock.ClassStatement, hwclock.Nanosecond)
+
+	st := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 3", TraceID: [16]byte{1}, SpanID: [8]byte{2}})
+	time.Sleep(time.Millisecond)
+	if cur := f.s.EventsStatementsCurrent(); len(cur) != 1 || cur[0].TimerEnd < cur[0].TimerStart || cur[0].TimerWait > uint64(time.Hour/time.Nanosecond)*1000 {
+		t.Errorf("a traced statement in progress: TIMER_START %d TIMER_END %d TIMER_WAIT %d", cur[0].TimerStart, cur[0].TimerEnd, cur[0].TimerWait)
+	}
+	st.End(StatementResult{})
+
+	f.run(th, f.sel, "/* ping */", StatementResult{})
+	if h := f.s.EventsStatementsHistory(); h[len(h)-1].Digest != "" || h[len(h)-1].DigestText != "" {
+		t.Errorf("a statement without tokens: DIGEST %q DIGEST_TEXT %q, want NULL", h[len(h)-1].Digest, h[len(h)-1].DigestText)
+	}
+}
+
+// Defect: a statement abandoned by an out-of-order End (its enclosing
+// statement ended first, which the engine survives by design) keeps its
+// current slot with END_EVENT_ID NULL. The stack's depth counts levels
+// pushed without a current row too (events_statements_current switched
+// off between two statements), so a later nested statement without a row
+// makes the reader show the abandoned statement's stale slot as a
+// statement IN PROGRESS, nested in a statement it never ran in. MySQL
+// pushes no stack entry for a statement without STATE_FLAG_EVENT, and a
+// reader never sees another statement's slot.
+//
+// Expected: events_statements_current shows only statements that are in
+// progress now (clear the slot's class when a level is abandoned, or when a
+// level is pushed without a row).
+func TestReview12AbandonedStatementShowsAsGhost(t *testing.T) {
+	f := newStmtFixture(t)
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	defer th.End()
+	a := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 1"})
+	b := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT ghost"})
+	a.End(StatementResult{}) // out of order: b is abandoned
+	b.End(StatementResult{})
+	c := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 3"})
+	f.s.SetConsumer(ConsumerEventsStatementsCurrent, false)
+	d := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 4"})
+	f.s.SetConsumer(ConsumerEventsStatementsCurrent, true)
+	for _, e := range f.s.EventsStatementsCurrent() {
+		if e.SQLText == "SELECT ghost" {
+			t.Errorf("a statement that ended long ago shows as in progress: %+v", e)
+		}
+	}
+	d.End(StatementResult{})
+	c.End(StatementResult{})
+}
+
+// Defect: digestTable.find reserves a record (n.Add(1)) before it knows
+// whether another goroutine is making the same key; the loser of that race
+// gives its reservation back (n.Add(-1)) only after its CAS fails. In
+// between, a third goroutine's new key sees the table full and gets the
+// NULL row, and digestRecord stores that as the entry's binding: from then
+// on, every statement of that text goes to the NULL row and counts in
+// Performance_schema_digest_lost for the whole life of the table, though a
+// record is free (the reservation came back a moment later). Here the
+// table has room for exactly the 4 digests in use, 16 goroutines start
+// them at once, and in a few percent of the rounds one digest has no row
+// at all (all its ~80 statements in the NULL row).
+//
+// Expected: no NULL row while the table has room for every key: never
+// bind an entry to the NULL row (the next statement retries find, which is
+// cheap once the table is really full), or retry once before falling back.
+func TestReview12DigestNullRowWithRoomConcurrentSafe(t *testing.T) {
+	for round := range 300 {
+		f := newStmtFixture(t, WithDigestsSize(5)) // 4 rows and the NULL row
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for g := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				for i := range 20 {
+					f.run(nil, f.sel, fmt.Sprintf("SELECT c%d FROM t", (i+g)%4), StatementResult{})
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for _, r := range f.s.EventsStatementsSummaryByDigest() {
+			if r.Digest == "" {
+				for _, r2 := range f.s.EventsStatementsSummaryByDigest() {
+					t.Logf("row %q %q %d", r2.Digest, r2.DigestText, r2.CountStar)
+				}
+				t.Fatalf("round %d: 4 digests, room for 4, yet the NULL row counts %d statements (digest_lost %d)",
+					round, r.CountStar, status(f.s, "Performance_schema_digest_lost"))
+			}
+		}
+	}
+}
+
+// Defect (robustness): WithDigestsSize and WithStatementCacheSize have no
+// upper bound, and New sizes their arrays eagerly (newDigestTable: 2*n
+// pointers, rounded up to a power of two; newStmtCache likewise): a large
+// value panics in make ("len out of range") or exhausts memory inside
+// New, where the history sizes return an error (rings.ErrSize) and New's
+// doc promises errors. MySQL bounds performance_schema_digests_size to
+// 1048576. Every TRUNCATE of the by-digest table allocates the index
+// again.
+//
+// Expected: New returns an error (and clamps) for sizes past a documented
+// maximum, as for events_statements_history_long.
+func TestReview12HugeDigestSizesPanicInNew(t *testing.T) {
+	for name, o := range map[string]Option{
+		"WithDigestsSize(1<<47)":        WithDigestsSize(1 << 47),
+		"WithStatementCacheSize(1<<60)": WithStatementCacheSize(1 << 60),
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("New(%s) panics: %v", name, r)
+				}
+			}()
+			if _, err := New(WithoutEnvironment(), o); err == nil {
+				t.Errorf("New(%s): no error", name)
+			}
+		}()
 	}
 }

@@ -88,6 +88,8 @@ type Schema struct {
 	stmtHist            histogram
 	nestedStatementLost atomic.Uint64
 	digestLost          atomic.Uint64
+	digestGen           atomic.Uint64 // digest tables made: digestTable.gen
+	sampleAgePicos      uint64        // performance_schema_max_digest_sample_age
 	// threadEventsLost counts events whose per-thread part was dropped:
 	// their thread was being written by another goroutine, or had ended.
 	threadEventsLost atomic.Uint64
@@ -173,8 +175,6 @@ func New(opts ...Option) (*Schema, error) {
 	s.threadsEnded.Store(&noStats)
 	noCounts := []sharedCounts{}
 	s.stmtEnded.Store(&noCounts)
-	s.stmtCache = newStmtCache(s, cfg.stmtCacheSize, cfg.maxDigestLength)
-	s.digests.Store(newDigestTable(cfg.digestsSize, &s.digestLost))
 	for g := range s.extTags {
 		s.extTags[g].Store(1 << extBits)
 	}
@@ -182,6 +182,23 @@ func New(opts ...Option) (*Schema, error) {
 	s.destroyedIo = make([]ioSummary, cfg.maxClasses)
 	var errs []error
 	errs = append(errs, cfg.errs...)
+	// The statement tables' sizes, bounded before anything is made of them.
+	if cfg.digestsSize > maxDigests {
+		errs = append(errs, fmt.Errorf("events_statements_summary_by_digest size %d: at most %d rows", cfg.digestsSize, maxDigests))
+		cfg.digestsSize = maxDigests
+	}
+	if cfg.stmtCacheSize > maxStatementCache {
+		errs = append(errs, fmt.Errorf("statement cache size %d: at most %d texts", cfg.stmtCacheSize, maxStatementCache))
+		cfg.stmtCacheSize = maxStatementCache
+	}
+	const maxSampleAge = 100 * 24 * time.Hour // picoseconds wrap after 213 days
+	if cfg.sampleAge > maxSampleAge {
+		errs = append(errs, fmt.Errorf("digest sample age %v: at most %v", cfg.sampleAge, maxSampleAge))
+		cfg.sampleAge = maxSampleAge
+	}
+	s.sampleAgePicos = uint64(cfg.sampleAge.Nanoseconds()) * 1000
+	s.stmtCache = newStmtCache(s, cfg.stmtCacheSize, cfg.maxDigestLength)
+	s.digests.Store(newDigestTable(s.digestGen.Add(1), cfg.digestsSize, &s.digestLost))
 	container := func(max int) store.ContainerConfig { // pages of 256 records, enough of them for max
 		const page = 256
 		return store.ContainerConfig{PageSize: page, MaxPages: max/page + min(max%page, 1), ReclaimIdle: cfg.reclaimIdle}

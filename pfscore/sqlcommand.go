@@ -25,8 +25,10 @@ func sqlCommand(text string) string {
 		return "other"
 	}
 	switch w1 {
-	case "select", "with", "values", "table":
+	case "select", "values", "table":
 		return "select"
+	case "with":
+		return withCommand(rest)
 	case "insert", "replace":
 		if hasSelect(rest) {
 			return w1 + "_select"
@@ -56,7 +58,19 @@ func sqlCommand(text string) string {
 	case "call":
 		return "call_procedure"
 	case "explain", "describe", "desc":
-		return "explain_other"
+		// EXPLAIN of a statement is that statement's; DESCRIBE of a table
+		// is SHOW COLUMNS.
+		w2, r2 := sqlWord(rest)
+		for w2 == "analyze" || w2 == "format" || w2 == "extended" || w2 == "partitions" {
+			w2, r2 = sqlWord(skipOption(r2))
+		}
+		switch w2 {
+		case "select", "with", "table", "values", "insert", "replace", "update", "delete":
+			return sqlCommand(w2 + r2)
+		case "for":
+			return "explain_other"
+		}
+		return "show_fields"
 	case "prepare":
 		return "prepare_sql"
 	case "execute":
@@ -69,40 +83,134 @@ func sqlCommand(text string) string {
 		return "unlock_tables"
 	case "load":
 		return "load"
+	case "rename":
+		if w2, _ := sqlWord(rest); w2 == "user" {
+			return "rename_user"
+		}
+		return "rename_table"
 	case "create", "drop", "alter":
-		w2, r2 := sqlWord(rest)
-		for w2 == "or" || w2 == "replace" || w2 == "temporary" || w2 == "unique" || w2 == "fulltext" ||
-			w2 == "spatial" || w2 == "definer" || w2 == "algorithm" || w2 == "sql" || w2 == "if" || w2 == "online" {
-			if w2 == "definer" || w2 == "algorithm" || w2 == "sql" {
-				return w1 + "_view" // CREATE DEFINER=... VIEW, ALGORITHM=..., SQL SECURITY ...
-			}
-			w2, r2 = sqlWord(r2)
-		}
-		switch w2 {
-		case "table", "index", "view", "trigger", "procedure", "function", "event", "user", "role", "server", "spatial":
-			return w1 + "_" + w2
-		case "database", "schema":
-			return w1 + "_db"
-		}
-		return "other"
+		return ddlCommand(w1, rest)
 	case "show":
-		w2, _ := sqlWord(rest)
-		switch w2 {
-		case "tables", "databases", "variables", "status", "processlist", "columns", "fields", "index",
-			"indexes", "keys", "warnings", "errors", "grants", "triggers", "events", "engines", "plugins":
-			switch w2 {
-			case "fields":
-				w2 = "columns"
-			case "indexes", "index", "keys":
-				w2 = "keys"
-			}
-			return "show_" + w2
-		case "create":
-			return "show_create_table"
-		}
-		return "show_other"
+		return showCommand(rest)
 	}
 	return "other"
+}
+
+// ddlCommand names CREATE, DROP and ALTER statements by their object,
+// skipping the clauses that may come before it (OR REPLACE, TEMPORARY,
+// DEFINER = ..., ALGORITHM = ..., SQL SECURITY ...).
+func ddlCommand(verb, rest string) string {
+	for range 16 {
+		w, r := sqlWord(rest)
+		switch w {
+		case "table", "index", "view", "trigger", "procedure", "function", "event", "user", "role", "server":
+			return verb + "_" + w
+		case "database", "schema":
+			return verb + "_db"
+		case "prepare":
+			if verb == "drop" {
+				return "dealloc_sql"
+			}
+			return "other"
+		case "":
+			r = skipToken(r)
+		}
+		if r == "" {
+			break
+		}
+		rest = r
+	}
+	return "other"
+}
+
+// showCommand names SHOW statements as MySQL does (show_tables,
+// show_status, show_create_db, ...), skipping GLOBAL, SESSION, FULL and
+// EXTENDED.
+func showCommand(rest string) string {
+	w, r := sqlWord(rest)
+	for w == "global" || w == "session" || w == "full" || w == "extended" || w == "local" {
+		w, r = sqlWord(r)
+	}
+	switch w {
+	case "tables", "variables", "status", "processlist", "warnings", "errors", "grants", "triggers",
+		"events", "plugins", "collation", "privileges", "profiles", "profile":
+		return "show_" + w
+	case "databases", "schemas":
+		return "show_databases"
+	case "columns", "fields":
+		return "show_fields"
+	case "index", "indexes", "keys":
+		return "show_keys"
+	case "engines":
+		return "show_storage_engines"
+	case "storage":
+		return "show_storage_engines"
+	case "character", "charset":
+		return "show_charsets"
+	case "table":
+		return "show_table_status"
+	case "engine":
+		return "show_engine_status"
+	case "open":
+		return "show_open_tables"
+	case "create":
+		w2, _ := sqlWord(r)
+		switch w2 {
+		case "table", "view", "trigger", "event", "user":
+			return "show_create_" + w2
+		case "database", "schema":
+			return "show_create_db"
+		case "procedure":
+			return "show_create_proc"
+		case "function":
+			return "show_create_func"
+		}
+	}
+	return "show_other"
+}
+
+// withCommand names a statement that begins with a WITH clause by the
+// statement after its common table expressions: the first SELECT, UPDATE,
+// DELETE, INSERT or REPLACE outside parentheses.
+func withCommand(rest string) string {
+	depth := 0
+	for i := 0; i < len(rest); {
+		switch c := rest[i]; {
+		case c == '(':
+			depth++
+			i++
+		case c == ')':
+			depth--
+			i++
+		case c == '\'' || c == '"' || c == '`':
+			i = len(rest) - len(skipToken(rest[i:]))
+		case depth == 0 && (c|0x20 >= 'a' && c|0x20 <= 'z' || c == '_'):
+			w, r := sqlWord(rest[i:])
+			switch w {
+			case "select", "table", "values":
+				return "select"
+			case "update", "delete", "insert", "replace":
+				return sqlCommand(rest[i:])
+			}
+			i = len(rest) - len(r)
+			if w == "" {
+				i++
+			}
+		default:
+			i++
+		}
+	}
+	return "select"
+}
+
+// skipOption skips "= value" after an EXPLAIN option such as FORMAT.
+func skipOption(rest string) string {
+	t := strings.TrimLeft(rest, " \t\n\r")
+	if !strings.HasPrefix(t, "=") {
+		return rest
+	}
+	_, r := sqlWord(strings.TrimLeft(t[1:], " \t\n\r"))
+	return r
 }
 
 // sqlWord returns the first word of text, lower-cased, skipping blanks,
@@ -116,6 +224,13 @@ func sqlWord(text string) (string, string) {
 			i++
 		case c == '#' || c == '-' && i+1 < len(text) && text[i+1] == '-':
 			for i < len(text) && text[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+2 < len(text) && text[i+1] == '*' && text[i+2] == '!':
+			// A versioned comment, /*!40101 SET ... */: MySQL runs its
+			// content. Its closing "*/" is never reached by a first word.
+			i += 3
+			for i < len(text) && text[i] >= '0' && text[i] <= '9' {
 				i++
 			}
 		case c == '/' && i+1 < len(text) && text[i+1] == '*':

@@ -150,7 +150,7 @@ func (s *Schema) EventsStatementsHistogramGlobal() []HistogramBucket {
 func init() {
 	defineRows("events_statements_summary_by_digest", (*Schema).EventsStatementsSummaryByDigest, func(s *Schema) {
 		// A new, empty table: records are never reset under their writers.
-		s.digests.Store(newDigestTable(s.cfg.digestsSize, &s.digestLost))
+		s.digests.Store(newDigestTable(s.digestGen.Add(1), s.cfg.digestsSize, &s.digestLost))
 		s.histDigestBase = nil
 	})
 	defineRows("events_statements_histogram_by_digest", (*Schema).EventsStatementsHistogramByDigest, func(s *Schema) {

@@ -122,6 +122,9 @@ type threadCore struct {
 	stmts         [statementStackDepth]stmtLevel
 	stmtDepth     int
 	stmtNest      uint64
+	stmtSeq       uint64                      // statements pushed so far: stmtLevel.seq
+	abandoned     [statementStackDepth]uint64 // seqs of statements abandoned (see Thread.abandon)
+	abandonedNext int
 	stmtDepthCell owned.Uint64
 	stmtRows      [statementStackDepth]stmtSlot
 	stmtHistory   *rings.PerThread
@@ -132,6 +135,7 @@ type threadCore struct {
 	// current transaction row, events_transactions_history, and the
 	// thread's transaction statistics, read-write and read-only.
 	trx        trxState
+	trxSeq     uint64 // transactions begun so far: trxState.seq
 	trxRow     trxSlot
 	trxHistory *rings.PerThread
 	trxStats   [2]ownedStat
@@ -336,6 +340,7 @@ func (c *threadCore) recycle() {
 		st[i].reset()
 	}
 	c.stmtDepth, c.stmtNest = 0, 0
+	c.abandoned = [statementStackDepth]uint64{}
 	c.stmtDepthCell.Set(0)
 	for i := range c.stmtRows {
 		c.stmtRows[i].cells[qClass].Set(0)
