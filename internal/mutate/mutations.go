@@ -305,7 +305,7 @@ var mutations = []mutation{
 		area: "pfscore", name: "digest-truncate-keeps-table", pkgs: pfscorePkgs,
 		desc: "TRUNCATE of the digest summary keeps the full table (and its NULL row)",
 		edits: []edit{{"pfscore/table_digests.go",
-			"\t\ts.digests.Store(newDigestTable(s.cfg.digestsSize, &s.digestLost))\n",
+			"\t\ts.digests.Store(newDigestTable(s.digestGen.Add(1), s.cfg.digestsSize, &s.digestLost))\n",
 			""}},
 	},
 	{
@@ -326,7 +326,7 @@ var mutations = []mutation{
 		area: "pfscore", name: "sample-ignores-age", pkgs: pfscorePkgs,
 		desc: "a digest's query sample is never replaced for its age",
 		edits: []edit{{"pfscore/digests.go",
-			"&& !(maxAge != 0 && end-cur.seen > maxAge)",
+			"&& !(maxAge != 0 && end > cur.seen && end-cur.seen > maxAge)",
 			""}},
 	},
 }
