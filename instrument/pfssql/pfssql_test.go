@@ -766,3 +766,88 @@ func TestNamedValueCheckerOfTheConnection(t *testing.T) {
 		t.Errorf("CheckNamedValue converted %d arguments, want 2", checked.Load())
 	}
 }
+
+// registered is the schema of the wrapper TestRegisteredWrapper registers
+// once (database/sql refuses a name twice, and -count runs tests again).
+var (
+	registerOnce sync.Once
+	registered   *pfscore.Schema
+)
+
+// A wrapped driver registered with database/sql under a name of its own
+// works as Open's, at both levels.
+func TestRegisteredWrapper(t *testing.T) {
+	registerOnce.Do(func() {
+		registered = newSchema(t)
+		sql.Register("pfssql-test-sqlite", pfssql.Wrap(sqliteDriver, pfssql.WithSchema(registered), pfssql.WithCurrentSchema("reg")))
+	})
+	s := registered
+	if err := s.Truncate("events_statements_summary_by_digest"); err != nil {
+		t.Fatal(err)
+	}
+	name := dsn(t)
+	setupTable(t, name)
+	db, err := sql.Open("pfssql-test-sqlite", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := threadCtx(t, s)
+	var v string
+	if err := db.QueryRowContext(ctx, "SELECT v FROM t WHERE id = 1").Scan(&v); err != nil || v != "a" {
+		t.Fatal(v, err)
+	}
+	if err := newDB(t, db).QueryRowContext(ctx, "SELECT v FROM t WHERE id = 2").Scan(&v); err != nil || v != "b" {
+		t.Fatal(v, err)
+	}
+	if r := digestRow(t, s, "SELECT v FROM t WHERE id = 1"); r.CountStar != 2 || r.SumRowsSent != 2 || r.SchemaName != "reg" {
+		t.Errorf("COUNT_STAR %d, SUM_ROWS_SENT %d, SCHEMA_NAME %q; want 2, 2, reg", r.CountStar, r.SumRowsSent, r.SchemaName)
+	}
+}
+
+// A *sql.Stmt whose connection is busy prepares its text again on another:
+// at the DB level, part of the execution's statement; at the driver level,
+// a statement/com/Prepare of its own.
+func TestStmtPreparedAgain(t *testing.T) {
+	const q = "SELECT v FROM t WHERE id = ?"
+	for _, level := range []string{"driver", "db"} {
+		t.Run(level, func(t *testing.T) {
+			s := newSchema(t)
+			db, _ := openSQLite(t, s)
+			db.SetMaxOpenConns(2)
+			ctx := threadCtx(t, s)
+			type stmt interface {
+				QueryRowContext(ctx context.Context, args ...any) *sql.Row
+				Close() error
+			}
+			var st stmt
+			var err error
+			if level == "db" {
+				st, err = newDB(t, db).PrepareContext(ctx, q)
+			} else {
+				st, err = db.PrepareContext(ctx, q)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			c, err := db.Conn(context.Background()) // the one connection open: the statement's
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			var v string
+			if err := st.QueryRowContext(ctx, 3).Scan(&v); err != nil || v != "c" {
+				t.Fatal(v, err)
+			}
+			prep := "statement/com/Prepare PREPARE " + digest.StatementDigestText(q)
+			want := []string{prep, "statement/sql/select " + q}
+			if level == "driver" {
+				want = []string{prep, prep, "statement/sql/select " + q}
+			}
+			if got := names(history(s)); strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("events_statements_history:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
