@@ -17,13 +17,15 @@ import (
 // hook sees the *tls.Conn and follows its NetConn); it leaves other
 // connections alone.
 //
-// For each such connection it starts a thread of class
-// thread/http/connection (WithConnectionThreadClass), a background thread
-// without user or host, which records the connection's idle waits
-// (instrument.Conn.SetIdleThread) and ends when the connection closes or
-// is hijacked. Its socket reads and writes stay its Conn's, attributed to
-// no thread: net/http reads a connection on a goroutine of its own while
-// the handler writes it, and a Thread is driven by one goroutine at a time.
+// The first time it marks a connection idle (see below) it gives the
+// connection a thread of class thread/http/connection
+// (WithConnectionThreadClass), a background thread without user or host,
+// which records the connection's idle waits
+// (instrument.Conn.SetIdleThread); when the connection closes or is
+// hijacked, the hook ends the connection's idle thread. Its socket reads
+// and writes stay its Conn's, attributed to no thread: net/http reads a
+// connection on a goroutine of its own while the handler writes it, and a
+// Thread is driven by one goroutine at a time.
 //
 // The wait is marked (instrument.Conn.SetIdle) when the connection is new
 // (if it is not TLS: a TLS connection first reads its handshake) and each
@@ -97,17 +99,14 @@ func (cs *connState) hook(nc net.Conn, state http.ConnState) {
 	case http.StateNew:
 		// Called from the server's accept loop, before the connection's
 		// goroutine starts: the thread passes to it with the connection.
-		if c.IdleThread() == nil {
-			c.SetIdleThread(cs.threads.Start("", ""))
+		if tc == nil && cs.plainIdle {
+			cs.markIdle(c)
 		}
-		c.SetIdle(tc == nil && cs.plainIdle)
 	case http.StateActive:
 		c.SetIdle(false)
 	case http.StateIdle:
-		if tc == nil {
-			c.SetIdle(cs.plainIdle)
-		} else {
-			c.SetIdle(tc.ConnectionState().NegotiatedProtocol != "h2")
+		if (tc == nil && cs.plainIdle) || (tc != nil && tc.ConnectionState().NegotiatedProtocol != "h2") {
+			cs.markIdle(c)
 		}
 	case http.StateHijacked, http.StateClosed:
 		c.SetIdle(false)
@@ -116,6 +115,15 @@ func (cs *connState) hook(nc net.Conn, state http.ConnState) {
 			t.End()
 		}
 	}
+}
+
+// markIdle marks c idle, giving it a connection thread first if it has no
+// idle thread yet.
+func (cs *connState) markIdle(c *instrument.Conn) {
+	if c.IdleThread() == nil {
+		c.SetIdleThread(cs.threads.Start("", ""))
+	}
+	c.SetIdle(true)
 }
 
 // unwrapConn returns the *instrument.Conn under nc, and the *tls.Conn

@@ -31,7 +31,8 @@ import (
 // until then the statement's text is the method alone ("GET"), which is
 // what events_statements_current shows while the request runs.
 //
-// The statement ends when the handler returns, with ERRORS 1 and
+// The statement ends when the handler returns (net/http then writes what
+// remains of a buffered response), with ERRORS 1 and
 // MESSAGE_TEXT the status text for a 5xx status, or, if the handler
 // panics, "panic: " and the value; the panic then goes on. It counts as
 // cancelled if the request's context is done by then (the client went

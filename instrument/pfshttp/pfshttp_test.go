@@ -464,6 +464,9 @@ func TestHTTP2NotMarked(t *testing.T) {
 	if ps := uint64(pause.Nanoseconds()) * 1000; recvSum < ps*9/10 {
 		t.Errorf("HTTP/2: recv grew by %v, want about %v", time.Duration(recvSum/1000), pause)
 	}
+	if r := findRows(t, s, "threads", "NAME = 'thread/http/connection'"); len(r) != 0 {
+		t.Errorf("HTTP/2 connection threads: %v", r)
+	}
 }
 
 // A server whose listener is not wrapped: the hook does nothing, the
