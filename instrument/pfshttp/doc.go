@@ -80,9 +80,9 @@
 //	pfshttp.Server(srv)
 //	err = srv.Serve(ln)
 //
-// Each connection gets a thread (thread/http/connection) for its idle
-// waits; from the moment the connection goes idle until the next request's
-// first bytes arrive, its read is an idle wait of that thread
+// Each HTTP/1 connection gets a thread (thread/http/connection) for its
+// idle waits; from the moment the connection goes idle until the next
+// request's first bytes arrive, its read is an idle wait of that thread
 // (events_waits_summary_global_by_event_name, EVENT_NAME idle), and the
 // reads of the request itself stay socket waits. The details, TLS and
 // HTTP/2 are in ConnState's documentation.

@@ -40,8 +40,9 @@ import (
 //
 // The ResponseWriter the handler gets records the status. It passes
 // http.Flusher, http.Hijacker, http.Pusher and io.ReaderFrom through to the
-// ResponseWriter it wraps (an error where that has none), and
-// http.ResponseController reaches the wrapped one through its Unwrap.
+// ResponseWriter it wraps (Hijack and Push fail, and Flush does nothing,
+// where that one cannot), and http.ResponseController reaches the wrapped
+// one through its Unwrap.
 func Handler(next http.Handler, opts ...Option) http.Handler {
 	c := newConfig(opts)
 	in := instrument.WithSchema(c.schema)
