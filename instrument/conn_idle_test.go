@@ -3,6 +3,7 @@ package instrument_test
 import (
 	"context"
 	"io"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -223,3 +224,32 @@ func TestConnIdleAllocs(t *testing.T) {
 type zeros struct{}
 
 func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// A File copying from a Conn marked idle (File.ReadFrom, the io.Copy fast
+// path) records the idle wait even when both classes are off: the kernel's
+// zero-copy path would skip the mark.
+func TestConnIdleThroughFileReadFrom(t *testing.T) {
+	s := ioSchema(t)
+	k := newIOSockets(t, s)
+	client, server := k.pair(t, context.Background())
+	th := instrument.NewThread("thread/test/connection", instrument.WithSchema(s))
+	defer th.End()
+	server.SetThread(th)
+	fc := instrument.NewFileClass("wait/io/file/test/copy", instrument.WithSchema(s))
+	f, err := fc.Create(filepath.Join(t.TempDir(), "copy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s.UpdateInstruments(k.serverName, ioBool(false), nil)
+	s.UpdateInstruments("wait/io/file/test/copy", ioBool(false), nil)
+
+	server.SetIdle(true)
+	sendLater(client, "data")
+	if n, err := io.Copy(f, io.LimitReader(server, 4)); n != 4 || err != nil {
+		t.Fatalf("io.Copy = %d, %v", n, err)
+	}
+	if count, _ := idleSums(t, s); count != 1 {
+		t.Errorf("idle COUNT_STAR %d after a copy from a Conn marked idle, want 1", count)
+	}
+}

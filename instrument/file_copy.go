@@ -41,13 +41,14 @@ type readerOnly struct{ io.Reader }
 type writerOnly struct{ io.Writer }
 
 // recorded reports whether reading or writing x would record events: x is
-// a File or Conn whose class is on, possibly under an io.LimitedReader.
+// a File or Conn whose class is on, or a Conn marked idle, possibly under an
+// io.LimitedReader.
 func recorded(x any) bool {
 	switch v := x.(type) {
 	case *File:
 		return v.on()
 	case *Conn:
-		return v.on()
+		return v.on() || v.idle.on.Load() // an idle mark records an idle wait even with the class off
 	case *io.LimitedReader:
 		return recorded(v.R)
 	}
