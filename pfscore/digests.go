@@ -56,7 +56,9 @@ type stmtEntry struct {
 	normalized bool // the text is its own DIGEST_TEXT (see StatementInfo.Normalized)
 	cache      *stmtCache
 	class      atomic.Pointer[Class]      // statement/sql/<command>; set by StartSQL
-	dg         atomic.Pointer[digestInfo] // set by digestOf
+	dg         atomic.Pointer[digestInfo] // set by digestOf: &dgOwn, or another copy
+	dgState    atomic.Uint32              // 1: a goroutine claimed dgOwn to fill it
+	dgOwn      digestInfo                 // the entry's digest, in the entry: one allocation fewer
 	bind       atomic.Pointer[digestBinding]
 }
 
@@ -92,6 +94,11 @@ type stmtCache struct {
 	// maxDigest bounds the bytes of a normalized text hashed and shown
 	// (max_digest_length).
 	maxDigest int
+	// commands maps SQL command names (sqlCommand's) to their classes,
+	// copy-on-write under commandsMu: a new text finds its class without
+	// building its name.
+	commands   atomic.Pointer[map[string]*Class]
+	commandsMu sync.Mutex
 }
 
 // maxStatementCache bounds WithStatementCacheSize.
@@ -107,6 +114,7 @@ func newStmtCache(s *Schema, size, maxDigestLength int) *stmtCache {
 		c.slots = make([]atomic.Pointer[stmtEntry], n)
 		c.mask = uint64(n-1) &^ 1
 	}
+	c.commands.Store(&map[string]*Class{})
 	c.norm.New = func() any {
 		return digest.New(digest.WithMaxDigestLength(maxDigestLength), digest.WithPerformanceSchemaMaxDigestLength(maxDigestLength))
 	}
@@ -138,11 +146,33 @@ func (e *stmtEntry) sqlClass() *Class {
 	if c := e.class.Load(); c != nil {
 		return c
 	}
-	c, _ := e.cache.s.Register(SQLCommand(e.text)) // a full class table is counted there
+	c := e.cache.commandClass(sqlCommand(e.text))
 	if c != nil {
 		e.class.Store(c)
 	}
 	return c
+}
+
+// commandClass returns the class statement/sql/<cmd>, registering it on
+// first use; nil if the class table is full (counted there).
+func (c *stmtCache) commandClass(cmd string) *Class {
+	if k := (*c.commands.Load())[cmd]; k != nil {
+		return k
+	}
+	k, _ := c.s.Register("statement/sql/" + cmd)
+	if k == nil {
+		return nil
+	}
+	c.commandsMu.Lock()
+	old := *c.commands.Load()
+	next := make(map[string]*Class, len(old)+1)
+	for n, v := range old {
+		next[n] = v
+	}
+	next[cmd] = k
+	c.commands.Store(&next)
+	c.commandsMu.Unlock()
+	return k
 }
 
 // digestOf returns e's digest, computing it on first need.
@@ -150,14 +180,19 @@ func (e *stmtEntry) digestOf() *digestInfo {
 	if d := e.dg.Load(); d != nil {
 		return d
 	}
-	d := e.cache.compute(e.text, e.normalized)
-	e.dg.Store(d) // two goroutines may compute it: the results are equal
-	return d
+	if !e.dgState.CompareAndSwap(0, 1) {
+		// Another goroutine fills dgOwn: compute a copy rather than wait.
+		d := &digestInfo{}
+		e.cache.compute(d, e.text, e.normalized)
+		return d
+	}
+	e.cache.compute(&e.dgOwn, e.text, e.normalized)
+	e.dg.Store(&e.dgOwn) // published whole: readers load the pointer, then the fields
+	return &e.dgOwn
 }
 
-// compute digests text.
-func (c *stmtCache) compute(text string, normalized bool) *digestInfo {
-	d := &digestInfo{}
+// compute digests text into d.
+func (c *stmtCache) compute(d *digestInfo, text string, normalized bool) {
 	if normalized {
 		// An application-defined statement (an HTTP route, say) is its own
 		// normalized form, bounded as a SQL text's token stream is.
@@ -165,7 +200,7 @@ func (c *stmtCache) compute(text string, normalized bool) *digestInfo {
 			t, _ := clipText(text, c.maxDigest)
 			d.has, d.digest, d.text = true, sha256.Sum256([]byte(t)), t
 		}
-		return d
+		return
 	}
 	n := c.norm.Get().(*digest.Normalizer)
 	r := n.Normalize(text)
@@ -173,7 +208,6 @@ func (c *stmtCache) compute(text string, normalized bool) *digestInfo {
 		d.has, d.digest, d.text = true, r.Digest, string(r.Text)
 	}
 	c.norm.Put(n)
-	return d
 }
 
 // stmtCounter indexes the per-statement counters summaries add up besides

@@ -45,7 +45,7 @@ func sqlCommand(text string) string {
 		}
 		return "other"
 	case "rollback":
-		if w2, r2 := sqlWord(rest); w2 == "to" || w2 == "work" && strings.HasPrefix(strings.TrimSpace(strings.ToLower(r2)), "to") {
+		if w2, r2 := sqlWord(rest); w2 == "to" || w2 == "work" && firstWord(r2) == "to" {
 			return "rollback_to_savepoint"
 		}
 		return "rollback"
@@ -247,7 +247,7 @@ func sqlWord(text string) (string, string) {
 			if j == i || j-i > 32 {
 				return "", text[i:]
 			}
-			return strings.ToLower(text[i:j]), text[j:]
+			return sqlKeyword(text[i:j]), text[j:]
 		}
 	}
 	return "", ""
@@ -288,3 +288,35 @@ func skipToken(rest string) string {
 	}
 	return rest[1:]
 }
+
+// firstWord returns the first word of text, as sqlWord does.
+func firstWord(text string) string {
+	w, _ := sqlWord(text)
+	return w
+}
+
+// sqlKeyword returns w lower-cased if it is one of the words sqlCommand
+// looks at, else "x" (a word, but none of those): the classification
+// allocates nothing.
+func sqlKeyword(w string) string {
+	var buf [16]byte
+	if len(w) > len(buf) {
+		return "x"
+	}
+	for i := range len(w) {
+		buf[i] = w[i] | 0x20 // letters and '_' only, see sqlWord
+	}
+	if k, ok := sqlKeywords[string(buf[:len(w)])]; ok {
+		return k
+	}
+	return "x"
+}
+
+// sqlKeywords are the words sqlCommand looks at, each mapped to itself.
+var sqlKeywords = func() map[string]string {
+	m := map[string]string{}
+	for _, w := range strings.Fields(`alter analyze begin call character charset check checksum collation columns commit create database databases deallocate delete desc describe do drop engine engines errors event events execute explain extended fields flush for format full function global grant grants index indexes insert keys kill load local lock open optimize other partitions plugins prepare privileges procedure processlist profile profiles release rename repair replace resignal revoke role rollback savepoint schema schemas select server session set show signal start status storage strings table tables to transaction trigger triggers truncate unlock update use user value values variables view warnings with work`) {
+		m[w] = w
+	}
+	return m
+}()
