@@ -314,7 +314,7 @@ func TestStatementCacheNormalizesOnce(t *testing.T) {
 		t.Errorf("an empty statement has a digest: %+v", e.digestOf())
 	}
 	long := "SELECT " + strings.Repeat("1, ", maxCachedText)
-	if c.lookup(long, false) == c.lookup(long, false) {
+	if first, again := c.lookup(long, false), c.lookup(long, false); first == again {
 		t.Errorf("a text past maxCachedText was cached")
 	}
 	off := newStmtCache(nil, 0, 1024)
