@@ -80,6 +80,20 @@ func TestClientQueriesAsTheSchema(t *testing.T) {
 			got, rerr := remote.Query(ti.Name, q)
 			what := fmt.Sprintf("Query(%s, %+v)", ti.Name, q)
 			sameError(t, what, lerr, rerr)
+			// PROCESSLIST_TIME counts seconds: the two reads may fall on
+			// either side of a tick.
+			for _, res := range []*pfscore.Result{want, got} {
+				if res == nil {
+					continue
+				}
+				for i, c := range res.Columns {
+					if c.Name == "PROCESSLIST_TIME" {
+						for _, row := range res.Rows {
+							row[i] = nil
+						}
+					}
+				}
+			}
 			if lerr == nil && rerr == nil && !reflect.DeepEqual(got, want) {
 				t.Errorf("%s:\n got %+v\nwant %+v", what, got, want)
 			}
