@@ -67,6 +67,8 @@ func newFixture(t *testing.T, opts ...exporter.HandlerOption) *fixture {
 	ctx := instrument.ContextWithThread(context.Background(), f.thread)
 	file.For(instrument.ThreadFromContext(ctx)).Write([]byte("hello, performance schema"))
 	file.Close()
+	st := instrument.StartSQL(ctx, s, "app", "SELECT name, email FROM users WHERE id = 42 AND status IN ('a', 'b')")
+	st.End(instrument.StatementResult{RowsSent: 1})
 
 	mux := http.NewServeMux()
 	mux.Handle("/debug/pfs/", exporter.Handler(s, opts...))
@@ -680,5 +682,21 @@ func TestWithPrefix(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("outside the prefix: %d", resp.StatusCode)
+	}
+}
+
+// Statement tables in HTML: their text columns (SQL_TEXT, DIGEST_TEXT,
+// QUERY_SAMPLE_TEXT) wrap, the numbers stay on one line.
+func TestHTMLStatementText(t *testing.T) {
+	f := newFixture(t)
+	h := f.get("/tables/events_statements_summary_by_digest", "Accept", "text/html")
+	if h.status != http.StatusOK {
+		t.Fatalf("status %d", h.status)
+	}
+	if !bytes.Contains(h.body, []byte(`<td class="t" data-v="SELECT NAME , `)) {
+		t.Errorf("DIGEST_TEXT is not a wrapping text cell:\n%s", h.body)
+	}
+	if !bytes.Contains(h.body, []byte("td.t{white-space:pre-wrap")) {
+		t.Errorf("no style for text cells")
 	}
 }

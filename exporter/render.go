@@ -416,6 +416,7 @@ th,td{border:1px solid #ddd;padding:2px 6px;white-space:nowrap}
 th{background:#f4f4f4;cursor:pointer;position:sticky;top:0}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
 td.null{color:#999}
+td.t{white-space:pre-wrap;word-break:break-word;min-width:16em;max-width:48em;font-family:ui-monospace,monospace;font-size:95%}
 form input[type=text]{width:28em}
 .count{color:#666}
 </style></head><body>
@@ -491,6 +492,8 @@ func htmlRows(cols []pfscore.Column, rows []pfscore.Row) [][]htmlCell {
 				cell.Class = "n"
 			case v == nil:
 				cell.Class = "null"
+			case c.Role == pfscore.RoleText:
+				cell.Class = "t" // SQL_TEXT, DIGEST_TEXT, QUERY_SAMPLE_TEXT: wrapped, not one endless line
 			}
 			cells[j] = cell
 		}

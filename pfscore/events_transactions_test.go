@@ -93,3 +93,39 @@ func TestTransactionsSurviveThreadEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestNestingFourLevels: a wait in a stage in a statement in a transaction,
+// each row naming the one above it.
+func TestNestingFourLevels(t *testing.T) {
+	f := newStmtFixture(t, WithConsumer(ConsumerEventsTransactionsCurrent, true))
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	defer th.End()
+	tx := f.s.StartTransaction(th, TransactionInfo{})
+	st := f.s.StartSQL(th, StatementInfo{Text: "UPDATE t SET a = 1"})
+	th.StartStage(f.stage, "")
+	waitOnce(f.m, th)
+	trx := f.s.EventsTransactionsCurrent()
+	stmts := f.s.EventsStatementsCurrent()
+	stages := f.s.EventsStagesCurrent()
+	waits := f.s.EventsWaitsCurrent()
+	st.End(StatementResult{RowsAffected: 1})
+	tx.End(true)
+	if len(trx) != 1 || len(stmts) != 1 || len(stages) != 1 || len(waits) != 1 {
+		t.Fatalf("rows: %d transactions, %d statements, %d stages, %d waits", len(trx), len(stmts), len(stages), len(waits))
+	}
+	if trx[0].NestingEventID != 0 {
+		t.Errorf("the transaction nests in %d", trx[0].NestingEventID)
+	}
+	if s := stmts[0]; s.NestingEventID != trx[0].EventID || s.NestingEventType != NestingTransaction || s.EventName != "statement/sql/update" {
+		t.Errorf("statement: %+v", s)
+	}
+	if s := stages[0]; s.NestingEventID != stmts[0].EventID || s.NestingEventType != NestingStatement {
+		t.Errorf("stage: %+v", s)
+	}
+	if w := waits[0]; w.NestingEventID != stages[0].EventID || w.NestingEventType != NestingStage {
+		t.Errorf("wait: %+v", w)
+	}
+	if h := f.s.EventsTransactionsHistory(); len(h) != 1 || h[0].Statements != 1 || h[0].State != TrxCommitted {
+		t.Errorf("transaction history: %+v", h)
+	}
+}

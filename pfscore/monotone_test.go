@@ -361,7 +361,8 @@ func TestSummariesMonotoneConcurrentSafe(t *testing.T) {
 }
 
 // hxStatements runs a statement on th (nil: none), with one nested in it
-// now and then, of texts from a small set so that digests repeat.
+// now and then, of texts from a small set so that digests repeat, in a
+// transaction now and then.
 func hxStatements(s *pfscore.Schema, th *pfscore.Thread, rnd *rand.Rand) {
 	texts := []string{"SELECT a FROM t WHERE id = %d", "UPDATE t SET a = %d", "INSERT INTO t VALUES (%d)", "SELECT %d"}
 	run := func() pfscore.Statement {
@@ -372,12 +373,17 @@ func hxStatements(s *pfscore.Schema, th *pfscore.Thread, rnd *rand.Rand) {
 		return pfscore.StatementResult{RowsSent: uint64(rnd.IntN(10)), RowsAffected: uint64(rnd.IntN(3)),
 			Errors: uint64(rnd.IntN(2)), PoolTime: uint64(rnd.IntN(1000)), Cancelled: rnd.IntN(8) == 0}
 	}
+	var tx pfscore.Transaction
+	if rnd.IntN(3) == 0 {
+		tx = s.StartTransaction(th, pfscore.TransactionInfo{ReadOnly: rnd.IntN(2) == 0})
+	}
 	outer := run()
 	if rnd.IntN(4) == 0 {
 		inner := run()
 		inner.End(res())
 	}
 	outer.End(res())
+	tx.End(rnd.IntN(4) != 0) // the zero Transaction does nothing
 }
 
 // TestSummaryRowsConsistentConcurrentSafe checks the rows of the by_instance
