@@ -1,11 +1,15 @@
 // Package instrument is the provider API a Go service imports: drop-in
 // Mutex, RWMutex and Cond, wrapped files and sockets, idle waits, stages
-// (StageClass: the phases of a thread's work), and explicit threads
-// (actors) carried in a context.Context. Each instrument
-// reports its events to a performance schema (package pfscore), which keeps
-// what MySQL's performance_schema keeps: the current and recent events of
-// every thread, and summaries by event name, thread, account, user, host and
-// object instance.
+// (StageClass: the phases of a thread's work), statements (StartSQL for SQL
+// text, StatementClass for units of work the application names, such as
+// routes), transactions (StartTransaction), and explicit threads (actors)
+// carried in a context.Context. Each instrument reports its events to a
+// performance schema (package pfscore), which keeps what MySQL's
+// performance_schema keeps: the current and recent events of every thread,
+// and summaries by event name, thread, account, user, host, object instance
+// and statement digest. Package pfssql wraps a database/sql driver, and
+// package pfshttp a net/http handler and server, so that their queries and
+// requests are statements without code at each call.
 //
 // # Quick start
 //
@@ -30,7 +34,8 @@
 // Instrument names follow the performance_schema taxonomy and are also
 // valid OpenTelemetry instrument names: wait/synch/mutex/<component>/<name>,
 // wait/synch/rwlock/…, wait/synch/cond/…, wait/io/file/…, wait/io/socket/…,
-// stage/<component>/<name>, thread/<component>/<name> (MySQL's stage names
+// stage/<component>/<name>, statement/<component>/<name>, transaction,
+// thread/<component>/<name> (MySQL's stage names
 // hold spaces, "stage/sql/Sending data"; OpenTelemetry's names cannot, so
 // here an underscore takes a space's place). A class registers on first use. An invalid
 // name, a name of another kind than the constructor's, or a full schema,
@@ -53,8 +58,7 @@
 //
 // # The shape of every instrument
 //
-// Every instrument follows the same rules (and the stages and statements
-// to come will):
+// Every instrument follows the same rules:
 //
 //   - Constructors take the name first, then what the instrument needs,
 //     then options: NewMutex(name, opts...), NewCond(name, l, opts...),
