@@ -52,6 +52,7 @@ import (
 // and the digest are computed on first need: the class by StartSQL, the
 // digest only while statements_digest is on.
 type stmtEntry struct {
+	hash       uint64 // the text's hash in the cache: a mismatch skips the comparison
 	text       string
 	normalized bool // the text is its own DIGEST_TEXT (see StatementInfo.Normalized)
 	cache      *stmtCache
@@ -129,13 +130,13 @@ func (c *stmtCache) lookup(text string, normalized bool) *stmtEntry {
 	}
 	h := maphash.String(c.seed, text)
 	i := h & c.mask
-	if e := c.slots[i].Load(); e != nil && e.text == text && e.normalized == normalized {
+	if e := c.slots[i].Load(); e != nil && e.hash == h && e.text == text && e.normalized == normalized {
 		return e
 	}
-	if e := c.slots[i+1].Load(); e != nil && e.text == text && e.normalized == normalized {
+	if e := c.slots[i+1].Load(); e != nil && e.hash == h && e.text == text && e.normalized == normalized {
 		return e
 	}
-	e := &stmtEntry{text: strings.Clone(text), normalized: normalized, cache: c}
+	e := &stmtEntry{hash: h, text: strings.Clone(text), normalized: normalized, cache: c}
 	c.slots[i+h>>63].Store(e)
 	return e
 }
