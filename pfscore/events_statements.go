@@ -92,6 +92,7 @@ type stmtLevel struct {
 	seq  uint64 // which statement of the thread (threadCore.stmtSeq): its End finds it by that
 	id   uint64 // its EVENT_ID, 0 without a current row
 	nest uint64 // the EVENT_ID what begins inside nests in: id, or the enclosing level's
+	done bool   // ended while statements above it were open: popped with them
 }
 
 // StatementInfo describes a statement as it begins.
@@ -395,22 +396,38 @@ func (t *Thread) beginStatement(st *Statement, info *StatementInfo, cons uint32)
 // What endStatement did with a statement's thread part.
 const (
 	stmtCounted = iota // counted in the thread's statistics
-	stmtDropped        // not counted there: the thread was busy or ended, or the statement was abandoned
+	stmtDropped        // not counted there: the thread was busy or ended
 	stmtStale          // already ended (a copy of the Statement ended before): count nothing
 )
 
 // End ends the statement with what it did. Safe only from the goroutine that
 // drives the statement's thread.
 func (st *Statement) End(r StatementResult) {
+	if st.s == nil {
+		return
+	}
+	var end uint64
+	if st.flags&sfTimed != 0 {
+		end = st.timer.Now()
+	}
+	st.EndAt(end, r)
+}
+
+// EndAt is End at a time the caller read before: end is a reading of the
+// statement's Now (ignored for an untimed statement). A caller that timed
+// the statement's last phase saves a clock read; one that ends a statement
+// late (it waited to see whether a retry would take it) ends it when it
+// really ended.
+func (st *Statement) EndAt(end uint64, r StatementResult) {
 	s := st.s
 	if s == nil {
 		return
 	}
 	st.s = nil // a second End of this variable does nothing
 	timed := st.flags&sfTimed != 0
-	var end, wait uint64
+	var wait uint64
 	if timed {
-		end = st.timer.Now()
+		end = max(end, st.start)
 		wait = end - st.start
 	} else {
 		end = hwclock.Cycle.Now() // for LAST_SEEN
@@ -458,35 +475,35 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, x *st
 	}
 	defer t.leave(g)
 	level := int(st.level)
-	if level >= t.stmtDepth || t.stmts[level].seq != st.seq {
-		if t.unabandon(st.seq) {
-			t.s.threadEventsLost.Add(1)
-			return stmtDropped // its enclosing statement ended first
-		}
-		return stmtStale
+	if level >= t.stmtDepth || t.stmts[level].seq != st.seq || t.stmts[level].done {
+		return stmtStale // ended before, through a copy of st
 	}
-	// Statements still open above it are abandoned: their Ends count them
-	// without the thread, and their rows go.
-	for l := level + 1; l < t.stmtDepth; l++ {
-		t.abandon(t.stmts[l].seq)
-		if slot := &t.stmtRows[l]; slot.cells[qClass].Load() != 0 {
-			slot.seq.BeginWrite()
-			slot.cells[qClass].Set(0)
-			slot.seq.EndWrite()
-		}
-	}
-	// A stage begun inside the statement ends with it.
-	if t.stage.on && t.stage.stmtDepth > level {
+	top := level == t.stmtDepth-1
+	// A stage begun inside the statement, while it was the innermost, ends
+	// with it.
+	if top && t.stage.on && t.stage.stmtDepth > level {
 		t.endStage()
 	}
 	t.stat(st.c.index).aggregate(t.s.epochOf(truncThreads), timed, wait)
 	t.stmtCounts(st.c.kindIndex).add(x)
-	t.stmtDepth = level
-	t.stmtNest = 0
-	if level > 0 {
-		t.stmtNest = t.stmts[level-1].nest
+	if top {
+		// Pop it, and the statements below that ended while it was open
+		// (two result sets open at once, closed in the order they opened).
+		d := level
+		for d > 0 && t.stmts[d-1].done {
+			d--
+		}
+		t.stmtDepth = d
+		t.stmtNest = 0
+		if d > 0 {
+			t.stmtNest = t.stmts[d-1].nest
+		}
+		t.stmtDepthCell.Set(uint64(d))
+	} else {
+		// Statements above it are still open: it ends in place, and leaves
+		// the stack with them. What begins next nests in the innermost.
+		t.stmts[level].done = true
 	}
-	t.stmtDepthCell.Set(uint64(level))
 	if st.flags&sfEvent == 0 {
 		return stmtCounted
 	}
@@ -521,27 +538,6 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, x *st
 		}
 	}
 	return stmtCounted
-}
-
-// abandon remembers statement seq of the thread as abandoned (its
-// enclosing statement ended first), so that its own End counts it without
-// the thread rather than taking it for an End of a copy. The last
-// statementStackDepth abandoned statements are remembered. In a write
-// section.
-func (t *Thread) abandon(seq uint64) {
-	t.abandoned[t.abandonedNext%statementStackDepth] = seq
-	t.abandonedNext++
-}
-
-// unabandon reports whether statement seq was abandoned, and forgets it.
-func (t *Thread) unabandon(seq uint64) bool {
-	for i, a := range t.abandoned {
-		if a == seq && seq != 0 {
-			t.abandoned[i] = 0
-			return true
-		}
-	}
-	return false
 }
 
 // nesting returns what a wait beginning now at level 0 nests in: the stage
@@ -713,7 +709,8 @@ func (s *Schema) EventsStatementsCurrent() []StatementEvent {
 	var refs [stmtRefs]unsafe.Pointer
 	for _, t := range s.liveThreads() {
 		n := int(min(t.stmtDepthCell.Load(), statementStackDepth))
-		if n == 0 {
+		pending := n > 0
+		if !pending {
 			n = 1 // the last statement, if it ended
 		}
 		for level := range n {
@@ -721,8 +718,8 @@ func (s *Schema) EventsStatementsCurrent() []StatementEvent {
 				continue
 			}
 			if e, ok := s.decodeStatement(row[:], refs[:]); ok && e.EventID > marks[e.ThreadID] {
-				if level > 0 && !e.InProgress {
-					continue // a statement that ended: only the outermost shows then
+				if pending && !e.InProgress {
+					continue // as MySQL: the statements in progress, or the last one when none is
 				}
 				out = append(out, e)
 			}

@@ -169,17 +169,40 @@ func TestStatementStackBounded(t *testing.T) {
 	if n := count(t, f.s, "events_statements_summary_global_by_event_name", map[string]Value{"EVENT_NAME": f.sel.Name()}); n != statementStackDepth+2 {
 		t.Errorf("COUNT_STAR %d, want %d", n, statementStackDepth+2)
 	}
-	// Ending an enclosing statement first abandons the inner one, whose
-	// later End counts without its thread part.
+	// Ending an enclosing statement first (two result sets open at once,
+	// closed in the order they opened) ends it in place; the inner one's
+	// End pops both, and each counts in the thread's summary and history.
+	byThread := func() uint64 {
+		return count(t, f.s, "events_statements_summary_by_thread_by_event_name", map[string]Value{"THREAD_ID": th.ID(), "EVENT_NAME": f.sel.Name()})
+	}
+	before := byThread()
 	outer := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 1"})
-	inner := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 1"})
+	inner := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 2"})
 	outer.End(StatementResult{})
+	next := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 3"}) // nests in inner, still open
+	if cur := f.s.EventsStatementsCurrent(); len(cur) != 2 || cur[1].NestingEventLevel != 2 {
+		t.Errorf("events_statements_current with an ended statement below: %+v", cur)
+	}
+	next.End(StatementResult{})
 	inner.End(StatementResult{})
-	if n := count(t, f.s, "events_statements_summary_global_by_event_name", map[string]Value{"EVENT_NAME": f.sel.Name()}); n != statementStackDepth+4 {
-		t.Errorf("COUNT_STAR %d, want %d", n, statementStackDepth+4)
+	if n := byThread() - before; n != 3 {
+		t.Errorf("by thread: %d more statements, want 3", n)
 	}
 	if cur := f.s.EventsStatementsCurrent(); len(cur) != 1 || cur[0].InProgress {
 		t.Errorf("events_statements_current: %+v", cur)
+	}
+	h := f.s.EventsStatementsHistory()
+	var texts []string
+	for _, e := range h[len(h)-3:] {
+		texts = append(texts, e.SQLText)
+	}
+	if strings.Join(texts, ",") != "SELECT 1,SELECT 3,SELECT 2" {
+		t.Errorf("history: %v", texts)
+	}
+	// A statement begun after both ended is at level 0 again.
+	f.run(th, f.sel, "SELECT 4", StatementResult{})
+	if h := f.s.EventsStatementsHistory(); h[len(h)-1].NestingEventLevel != 0 {
+		t.Errorf("level after the stack emptied: %+v", h[len(h)-1])
 	}
 }
 

@@ -122,9 +122,7 @@ type threadCore struct {
 	stmts         [statementStackDepth]stmtLevel
 	stmtDepth     int
 	stmtNest      uint64
-	stmtSeq       uint64                      // statements pushed so far: stmtLevel.seq
-	abandoned     [statementStackDepth]uint64 // seqs of statements abandoned (see Thread.abandon)
-	abandonedNext int
+	stmtSeq       uint64 // statements pushed so far: stmtLevel.seq
 	stmtDepthCell owned.Uint64
 	stmtRows      [statementStackDepth]stmtSlot
 	stmtHistory   *rings.PerThread
@@ -340,7 +338,6 @@ func (c *threadCore) recycle() {
 		st[i].reset()
 	}
 	c.stmtDepth, c.stmtNest = 0, 0
-	c.abandoned = [statementStackDepth]uint64{}
 	c.stmtDepthCell.Set(0)
 	for i := range c.stmtRows {
 		c.stmtRows[i].cells[qClass].Set(0)
@@ -383,6 +380,10 @@ func (t *Thread) ID() uint64 {
 	}
 	return t.id
 }
+
+// Ended reports whether the thread has ended (End was called). Safe for
+// concurrent use; a nil thread has not ended.
+func (t *Thread) Ended() bool { return t != nil && t.ended.Load() }
 
 // Instrumented returns the threads table's INSTRUMENTED.
 func (t *Thread) Instrumented() bool {

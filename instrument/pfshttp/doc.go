@@ -89,7 +89,9 @@
 //
 // While a handler runs, net/http keeps a one-byte read pending on the
 // connection to notice the client going away; that read is a socket wait
-// as long as the handler, attributed to no thread.
+// as long as the handler, attributed to no thread. A request pipelined
+// behind the one in progress, whose first byte that read took, counts one
+// idle wait of about no time when net/http reads the rest of it.
 //
 // # Cost
 //

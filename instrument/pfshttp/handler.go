@@ -116,7 +116,9 @@ func (h *handler) end(st *instrument.Statement, t *instrument.Thread, r *http.Re
 
 // text is the statement text of r, once handled.
 func (h *handler) text(r *http.Request) string {
-	if r.Pattern != "" {
+	// A CONNECT that ServeMux redirects to its path with a slash added gets
+	// that path as its Pattern: the client's, not a route.
+	if r.Pattern != "" && !(r.Method == http.MethodConnect && r.Pattern == r.URL.Path+"/") {
 		return r.Pattern
 	}
 	if h.route != nil {
@@ -243,3 +245,23 @@ func (w *responseWriter) ReadFrom(r io.Reader) (int64, error) {
 }
 
 type writerOnly struct{ io.Writer }
+
+// WriteString is io.StringWriter's, as net/http's writer has it: no copy
+// of the string into a byte slice.
+func (w *responseWriter) WriteString(s string) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return io.WriteString(w.ResponseWriter, s)
+}
+
+// CloseNotify is http.CloseNotifier's, which net/http's writer still has
+// and frameworks assert; a channel that never fires if the wrapped writer
+// is not one.
+func (w *responseWriter) CloseNotify() <-chan bool {
+	//lint:ignore SA1019 passed through for handlers that still use it
+	if cn, ok := w.ResponseWriter.(http.CloseNotifier); ok {
+		return cn.CloseNotify()
+	}
+	return make(chan bool)
+}

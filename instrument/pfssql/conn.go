@@ -40,6 +40,12 @@ type conn struct {
 	pendingText string
 	pendingKind kind
 	hasPending  bool
+
+	// inTx is set while a transaction begun on the connection is open:
+	// database/sql retries none of its statements, so none waits for a
+	// retry. database/sql serializes the connection's calls, the Tx's
+	// included.
+	inTx bool
 }
 
 // connOpt is conn with the methods of the optional interfaces.
@@ -208,7 +214,7 @@ func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue)
 	} else {
 		r.affected = rowsAffected(res)
 	}
-	c.cfg.settle(ctx, kExec, query, r, o, err, t1)
+	c.cfg.settle(ctx, kExec, query, r, o, err, t1, c.inTx)
 	return res, err
 }
 
@@ -232,7 +238,7 @@ func (c *conn) query(ctx context.Context, query string, args []driver.NamedValue
 			}
 		} else {
 			r.fail(ctx, err)
-			c.cfg.settle(ctx, kQuery, query, r, o, err, t1)
+			c.cfg.settle(ctx, kQuery, query, r, o, err, t1, c.inTx)
 		}
 		freeRows(w)
 		return nil, err
@@ -276,7 +282,7 @@ func (c *conn) prepare(ctx context.Context, query string) (driver.Stmt, error) {
 	r.driver += t1 - t0
 	if err != nil {
 		r.fail(ctx, err)
-		c.cfg.settle(ctx, k, query, r, o, err, t1)
+		c.cfg.settle(ctx, k, query, r, o, err, t1, c.inTx)
 		return nil, err
 	}
 	s := wrapStmt(si, c, query)
@@ -321,15 +327,16 @@ func (c *conn) begin(ctx context.Context, opts driver.TxOptions) (driver.Tx, err
 	r.driver += t1 - t0
 	if err != nil {
 		r.fail(ctx, err)
-		c.cfg.settle(ctx, kBegin, text, r, o, err, t1)
+		c.cfg.settle(ctx, kBegin, text, r, o, err, t1, false)
 		return nil, err
 	}
-	t := &tx{tx: ti, cfg: c.cfg, ctx: ctx}
+	t := &tx{tx: ti, cfg: c.cfg, ctx: ctx, c: c}
+	c.inTx = true
 	t.trx = instrument.StartTransaction(ctx, c.cfg.schema, instrument.TransactionInfo{
 		ReadOnly:  opts.ReadOnly,
 		Isolation: isolation(opts.Isolation),
 	})
-	c.cfg.settle(ctx, kBegin, text, r, o, nil, t1)
+	c.cfg.settle(ctx, kBegin, text, r, o, nil, t1, false)
 	return t, nil
 }
 

@@ -35,6 +35,7 @@ type run struct {
 	errs      uint64
 	msg       string
 	cancelled bool
+	end       uint64 // ps: when it ended, if it waited in the stash; 0: at finish
 }
 
 // fail records err, the statement's first error, and whether ctx was done.
@@ -57,7 +58,11 @@ func (r *run) retried() {
 
 // finish ends the statement.
 func (r *run) finish() {
-	r.st.End(instrument.StatementResult{
+	end := r.end
+	if end == 0 {
+		end = r.st.Now()
+	}
+	r.st.EndAt(end, instrument.StatementResult{
 		RowsAffected: r.affected,
 		RowsSent:     r.sent,
 		Errors:       r.errs,
@@ -76,12 +81,17 @@ func isBadConn(err error) bool { return err != nil && errors.Is(err, driver.ErrB
 // statement learns how the attempt ended (its caller ends it); a
 // statement of this level whose attempt failed with driver.ErrBadConn waits
 // for database/sql's retry in the stash; any other ends.
-func (c *config) settle(ctx context.Context, k kind, text string, r *run, o *opCtx, err error, now uint64) {
+//
+// A statement in a transaction is not kept: database/sql retries no
+// statement of a *sql.Tx.
+func (c *config) settle(ctx context.Context, k kind, text string, r *run, o *opCtx, err error, now uint64, inTx bool) {
 	if o != nil {
 		o.left(now, err)
 		return
 	}
-	if isBadConn(err) && c.retry.put(ctx, k, text, r) {
+	if isBadConn(err) && !inTx {
+		r.end = now
+		c.retry.put(ctx, k, text, r)
 		return
 	}
 	r.finish()
@@ -151,8 +161,10 @@ func (o *opCtx) done(err error) {
 // connection, so the attempts are one statement with COUNT_RETRIES. The
 // retry is made at once by the same goroutine, with the same context, so
 // it is matched by thread and text. A statement no retry takes is ended
-// with its error: when its thread begins another statement, or, without a
-// thread, after stashAge. Only the failure path touches it; others pay an
+// with its error, at the time its attempt ended: when its thread begins
+// another statement, or when any statement begins through the wrapper
+// after its thread ended or stashAge passed, or when the stash is full and
+// another needs its slot. Only the failure path touches it; others pay an
 // atomic load.
 type stash struct {
 	n     atomic.Int32 // slots in use
@@ -174,19 +186,31 @@ type stashed struct {
 	r    run
 }
 
-// put keeps r for a retry; false if there is no room.
-func (s *stash) put(ctx context.Context, k kind, text string, r *run) bool {
+// put keeps r for a retry. A full stash first ends its oldest statement.
+func (s *stash) put(ctx context.Context, k kind, text string, r *run) {
 	t := instrument.ThreadFromContext(ctx)
+	var evicted run
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	free, oldest := -1, 0
 	for i := range s.slots {
-		if e := &s.slots[i]; !e.used {
-			*e = stashed{used: true, k: k, t: t, text: text, at: time.Now(), r: *r}
-			s.n.Add(1)
-			return true
+		if !s.slots[i].used {
+			free = i
+			break
+		}
+		if s.slots[i].at.Before(s.slots[oldest].at) {
+			oldest = i
 		}
 	}
-	return false
+	if free < 0 {
+		evicted, free = s.slots[oldest].r, oldest
+		s.n.Add(-1)
+	}
+	s.slots[free] = stashed{used: true, k: k, t: t, text: text, at: time.Now(), r: *r}
+	s.n.Add(1)
+	s.mu.Unlock()
+	if evicted.st.Active() {
+		evicted.finish()
+	}
 }
 
 // take moves the statement a driver call of kind k on text retries into
@@ -215,7 +239,7 @@ func (s *stash) takeSlow(ctx context.Context, k kind, text string, dst *run) boo
 		case !found && e.t == t && e.k == k && e.text == text:
 			*dst = e.r
 			found = true
-		case k != kPrepare && ((t != nil && e.t == t) || (e.t == nil && now.Sub(e.at) > stashAge)):
+		case k != kPrepare && ((t != nil && e.t == t) || e.t.Ended() || now.Sub(e.at) > stashAge):
 			stale[nstale] = e.r
 			nstale++
 		default:

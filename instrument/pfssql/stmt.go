@@ -120,7 +120,7 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 	} else {
 		r.affected = rowsAffected(res)
 	}
-	s.c.cfg.settle(ctx, kExec, s.query, r, o, err, t1)
+	s.c.cfg.settle(ctx, kExec, s.query, r, o, err, t1, s.c.inTx)
 	return res, err
 }
 
@@ -139,7 +139,7 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driv
 	r.driver += t1 - t0
 	if err != nil {
 		r.fail(ctx, err)
-		s.c.cfg.settle(ctx, kQuery, s.query, r, o, err, t1)
+		s.c.cfg.settle(ctx, kQuery, s.query, r, o, err, t1, s.c.inTx)
 		freeRows(w)
 		return nil, err
 	}

@@ -17,6 +17,7 @@ type tx struct {
 	cfg *config
 	ctx context.Context
 	trx instrument.Transaction
+	c   *conn // the connection it runs on (conn.inTx)
 }
 
 func (t *tx) Commit() error   { return t.end(true) }
@@ -29,6 +30,7 @@ func (t *tx) end(commit bool) error {
 	if commit {
 		text = textCommit
 	}
+	t.c.inTx = false
 	st := instrument.StartSQL(t.ctx, t.cfg.schema, t.cfg.schemaName, text)
 	t0 := st.Now()
 	var err error
