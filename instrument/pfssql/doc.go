@@ -60,11 +60,13 @@
 // COUNT_RETRIES. At the DB level the statement itself carries that; at the
 // driver level the failed attempt's statement waits in a small table until
 // the same thread (or, without one, any caller) runs the same text again,
-// which database/sql does at once. One that is not retried (after
-// database/sql's last attempt, or a *sql.Tx's statement, which database/sql
-// does not retry) ends with its error when its thread next begins a
-// statement through the wrapper, or, without a thread, when any statement
-// begins through the wrapper more than a second later.
+// which database/sql does at once. A *sql.Tx's statement, which
+// database/sql does not retry, ends with its error at once. One that is not
+// retried after database/sql's last attempt ends with its error, at the
+// time that attempt ended, when its thread next begins a statement through
+// the wrapper, or when any statement begins through the wrapper after its
+// thread ended or a second passed, or when sixteen others wait and a new
+// one needs its place.
 //
 // Prepare is a statement of its own, statement/com/Prepare, whose text is
 // PREPARE and the prepared text's DIGEST_TEXT (so it holds none of the
