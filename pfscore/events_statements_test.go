@@ -2,6 +2,7 @@ package pfscore
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -353,25 +354,38 @@ func TestStatementCacheNormalizesOnce(t *testing.T) {
 // must survive), while readers check every row of the three statement
 // tables: a row mixing two statements' words or strings fails.
 func TestStatementRowsNotTornConcurrentSafe(t *testing.T) {
+	if old := runtime.GOMAXPROCS(0); old < 4 { // writers and readers preempt one another mid-row too
+		runtime.GOMAXPROCS(4)
+		t.Cleanup(func() { runtime.GOMAXPROCS(old) })
+	}
 	f := newStmtFixture(t, WithStatementsHistoryLongSize(64), WithStatementsHistorySize(4))
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	shared := f.s.NewThread(f.thread, ThreadOptions{User: "u"})
 	defer shared.End()
+	// 64 texts, so that the cache knows them all and a statement costs
+	// little: write sections follow one another closely, and readers meet
+	// them often.
+	const texts = 64
+	var sqls, schemas, msgs [texts]string
+	for n := range texts {
+		sqls[n], schemas[n], msgs[n] = fmt.Sprintf("SELECT %d FROM t%d", n, n%3), fmt.Sprintf("s%d", n%5), fmt.Sprintf("m%d", n)
+	}
 	write := func(g int, th *Thread) {
 		defer wg.Done()
-		for n := g * 1_000_000; ; n++ {
+		for i := g; ; i++ {
 			select {
 			case <-stop:
 				return
 			default:
 			}
-			st := f.s.StartSQL(th, StatementInfo{Text: fmt.Sprintf("SELECT %d FROM t%d", n, n%3), Schema: fmt.Sprintf("s%d", n%5)})
-			if n%4 == 0 { // a nested one
-				in := f.s.StartSQL(th, StatementInfo{Text: fmt.Sprintf("SELECT %d FROM t%d", n+1, (n+1)%3), Schema: fmt.Sprintf("s%d", (n+1)%5)})
-				in.End(StatementResult{RowsSent: uint64(n + 1), Errors: uint64((n + 1) % 2), Message: fmt.Sprintf("m%d", n+1)})
+			n, n1 := i%texts, (i+1)%texts
+			st := f.s.StartSQL(th, StatementInfo{Text: sqls[n], Schema: schemas[n]})
+			if i%4 == 0 { // a nested one
+				in := f.s.StartSQL(th, StatementInfo{Text: sqls[n1], Schema: schemas[n1]})
+				in.End(StatementResult{RowsSent: uint64(n1), Errors: uint64(n1 % 2), Message: msgs[n1]})
 			}
-			st.End(StatementResult{RowsSent: uint64(n), Errors: uint64(n % 2), Message: fmt.Sprintf("m%d", n)})
+			st.End(StatementResult{RowsSent: uint64(n), Errors: uint64(n % 2), Message: msgs[n]})
 		}
 	}
 	for g := range 2 {
@@ -408,8 +422,10 @@ func TestStatementRowsNotTornConcurrentSafe(t *testing.T) {
 	deadline := time.Now().Add(time.Second)
 	reads := 0
 	for time.Now().Before(deadline) && !t.Failed() {
-		for _, e := range f.s.EventsStatementsCurrent() {
-			check("current", e)
+		for range 20 { // the current rows change most: read them most
+			for _, e := range f.s.EventsStatementsCurrent() {
+				check("current", e)
+			}
 		}
 		for _, e := range f.s.EventsStatementsHistory() {
 			check("history", e)
