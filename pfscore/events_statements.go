@@ -22,7 +22,12 @@ import (
 // deeper (NESTING_EVENT_LEVEL), and nests in it (NESTING_EVENT_TYPE
 // STATEMENT), up to statementStackDepth levels; deeper statements count in
 // the summaries but show no row (Performance_schema_nested_statement_lost).
-// Stages and waits begun during a statement nest in it.
+// Stages and waits begun during a statement nest in it. A statement that
+// ends while statements it encloses are still open (two result sets open
+// at once, closed in the order they opened) ends in place and leaves the
+// stack with them. Each pushed statement has a sequence number of its
+// thread, so an End through a copy of an ended Statement is recognised and
+// ignored.
 //
 // Every per-thread write is a write section (Thread.enter), like the other
 // events'; the current rows have a sequence word each, as the stage row
