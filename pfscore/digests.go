@@ -274,8 +274,13 @@ type digestRecord struct {
 }
 
 // digestStats are a digest's statistics; every goroutine adds to them.
+//
+// COUNT_STAR is not a word of its own: a timed statement counts in its
+// histogram bucket, an untimed one in untimed, and COUNT_STAR is their sum
+// (one atomic add a statement fewer).
 type digestStats struct {
-	count, sum atomic.Uint64
+	untimed    atomic.Uint64 // statements counted untimed
+	sum        atomic.Uint64
 	min, max   atomic.Uint64 // of timed statements; min starts at MaxUint64
 	x          sharedCounts
 	first      atomic.Uint64 // FIRST_SEEN, ps; 0: none yet
@@ -332,7 +337,7 @@ func (t *digestTable) find(schema string, d *digestInfo, now uint64) int {
 // records appends the table's records, the NULL row first if it counted
 // anything.
 func (t *digestTable) records(out []*digestRecord) []*digestRecord {
-	if t.null.stats.count.Load() != 0 {
+	if t.null.stats.first.Load() != 0 {
 		out = append(out, &t.null)
 	}
 	for i := range t.index {
@@ -365,18 +370,20 @@ func (s *Schema) digestRecord(e *stmtEntry, d *digestInfo, schema string, now ui
 
 // aggregate counts one statement: timed ones add their wait, to the
 // extremes and to the histogram; every non-zero counter adds. end is when it
-// ended, ps.
-func (d *digestStats) aggregate(timed bool, wait, end uint64, x *stmtCounts) {
-	d.count.Add(1)
+// ended, ps. A timed statement's histogram bucket, which counts it, is added
+// before its wait, the order load relies on.
+func (d *digestStats) aggregate(timed bool, wait, end uint64, r *StatementResult) {
 	if timed {
+		d.hist[histBucket(wait)].Add(1)
 		d.sum.Add(wait)
 		for m := d.min.Load(); wait < m && !d.min.CompareAndSwap(m, wait); m = d.min.Load() {
 		}
 		for m := d.max.Load(); wait > m && !d.max.CompareAndSwap(m, wait); m = d.max.Load() {
 		}
-		d.hist[histBucket(wait)].Add(1)
+	} else {
+		d.untimed.Add(1)
 	}
-	d.x.add(x)
+	d.x.addResult(r)
 	for l := d.last.Load(); end > l+lastSeenGrain && !d.last.CompareAndSwap(l, end); l = d.last.Load() {
 	}
 }

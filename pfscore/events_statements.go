@@ -2,7 +2,6 @@ package pfscore
 
 import (
 	"encoding/binary"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/otelpfs/otelpfs/digest"
@@ -89,7 +88,7 @@ const (
 type stmtSlot struct {
 	seq   owned.Seq
 	cells [stmtWidth]owned.Uint64
-	refs  [stmtRefs]atomic.Pointer[byte] // the strings' bytes
+	refs  [stmtRefs]owned.Pointer // the strings' bytes
 }
 
 // stmtLevel is a statement in progress on a thread, its owner's.
@@ -437,26 +436,20 @@ func (st *Statement) EndAt(end uint64, r StatementResult) {
 	} else {
 		end = hwclock.Cycle.Now() // for LAST_SEEN
 	}
-	x := stmtCounts{xErrors: r.Errors, xWarnings: r.Warnings, xRowsAffected: r.RowsAffected,
-		xRowsSent: r.RowsSent, xRowsExamined: r.RowsExamined, xPoolTime: r.PoolTime,
-		xDriverTime: r.DriverTime, xFetchTime: r.FetchTime, xRetries: r.Retries}
-	if r.Cancelled {
-		x[xCancelled] = 1
-	}
 	done := stmtDropped
 	if st.flags&sfThread != 0 {
-		done = st.t.endStatement(st, timed, wait, end, &x, &r)
+		done = st.t.endStatement(st, timed, wait, end, &r)
 	}
 	switch done {
 	case stmtStale:
 		return
 	case stmtDropped:
 		st.c.stmt.stat.aggregate(s.epochOf(truncThreads), timed, wait)
-		st.c.stmt.x.add(&x)
+		st.c.stmt.x.addResult(&r)
 	}
 	if d := st.dg; d != nil {
 		rec := s.digestRecord(st.entry, d, st.schema, end)
-		rec.stats.aggregate(timed, wait, end, &x)
+		rec.stats.aggregate(timed, wait, end, &r)
 		if st.flags&sfEvent != 0 {
 			rec.stats.maybeSample(st.entry.text, timed, wait, end, s.sampleAgePicos, uint64(s.cfg.maxSQLText))
 		}
@@ -469,7 +462,7 @@ func (st *Statement) EndAt(end uint64, r StatementResult) {
 // endStatement ends the thread part of st: statistics, the row closed and
 // copied to history, the stack popped. It says what it did (stmtCounted,
 // stmtDropped, stmtStale).
-func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, x *stmtCounts, r *StatementResult) int {
+func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *StatementResult) int {
 	if t.ended.Load() {
 		t.s.threadEventsLost.Add(1)
 		return stmtDropped
@@ -490,7 +483,7 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, x *st
 		t.endStage()
 	}
 	t.stat(st.c.index).aggregate(t.s.epochOf(truncThreads), timed, wait)
-	t.stmtCounts(st.c.kindIndex).add(x)
+	t.stmtCounts(st.c.kindIndex).addResult(r)
 	if top {
 		// Pop it, and the statements below that ended while it was open
 		// (two result sets open at once, closed in the order they opened).
@@ -533,7 +526,7 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, x *st
 			row[i] = c[i].Load()
 		}
 		for i := range refs {
-			refs[i] = unsafe.Pointer(slot.refs[i].Load())
+			refs[i] = slot.refs[i].Load()
 		}
 		if st.flags&sfHistory != 0 {
 			t.stmtHistory.AppendRefs(row[:], refs[:])
@@ -571,7 +564,7 @@ func (c *threadCore) copyStmt(level int, dst *[stmtWidth]uint64, refs *[stmtRefs
 			dst[i] = slot.cells[i].Load()
 		}
 		for i := range slot.refs {
-			refs[i] = unsafe.Pointer(slot.refs[i].Load())
+			refs[i] = slot.refs[i].Load()
 		}
 		if slot.seq.Load() == v {
 			return true
@@ -673,11 +666,11 @@ func (s *Schema) decodeStatement(c []uint64, refs []unsafe.Pointer) (StatementEv
 }
 
 // setRef stores s's bytes in a row's pointer cell, unless the cell holds
-// them already: a pointer store is an atomic exchange with a write barrier,
-// and a thread's statements mostly repeat their schema and texts.
-func setRef(p *atomic.Pointer[byte], s string) {
-	if b := unsafe.StringData(s); p.Load() != b {
-		p.Store(b)
+// them already (a thread's statements mostly repeat their schema and texts,
+// and an unchanged cell skips the write barrier).
+func setRef(p *owned.Pointer, s string) {
+	if b := unsafe.Pointer(unsafe.StringData(s)); p.Load() != b {
+		p.Set(b)
 	}
 }
 

@@ -86,6 +86,14 @@ func (h *histogram) load() (out [histBuckets]uint64) {
 // histCounts are a histogram's buckets as a reader copied them.
 type histCounts [histBuckets]uint64
 
+// total returns the count of the histogram's statements.
+func (h *histCounts) total() (n uint64) {
+	for _, c := range h {
+		n += c
+	}
+	return n
+}
+
 // sub returns h less a baseline (TRUNCATE of a histogram table); a bucket
 // never goes below zero.
 func (h histCounts) sub(base *histCounts) histCounts {
@@ -107,10 +115,7 @@ func (h histCounts) sub(base *histCounts) histCounts {
 // picoseconds, of the first bucket whose cumulative count reaches the
 // ceiling of n*q; zeros for an empty histogram.
 func (h *histCounts) quantiles() (q95, q99, q999 uint64) {
-	var n uint64
-	for _, c := range h {
-		n += c
-	}
+	n := h.total()
 	if n == 0 {
 		return 0, 0, 0
 	}

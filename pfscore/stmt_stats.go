@@ -20,11 +20,27 @@ type ownedCounts [numStmtCounters]owned.Uint64
 // sharedCounts are counters any goroutine adds to.
 type sharedCounts [numStmtCounters]atomic.Uint64
 
-func (c *ownedCounts) add(x *stmtCounts) {
-	for i, v := range x {
-		if v != 0 {
-			c[i].Set(c[i].Load() + v)
-		}
+// addResult adds what one statement did: the counters of r that are not
+// zero. It reads r's fields in place rather than through a stmtCounts, which
+// a statement's End would build and walk twice.
+func (c *ownedCounts) addResult(r *StatementResult) {
+	c.addAt(xErrors, r.Errors)
+	c.addAt(xWarnings, r.Warnings)
+	c.addAt(xRowsAffected, r.RowsAffected)
+	c.addAt(xRowsSent, r.RowsSent)
+	c.addAt(xRowsExamined, r.RowsExamined)
+	c.addAt(xPoolTime, r.PoolTime)
+	c.addAt(xDriverTime, r.DriverTime)
+	c.addAt(xFetchTime, r.FetchTime)
+	c.addAt(xRetries, r.Retries)
+	if r.Cancelled {
+		c.addAt(xCancelled, 1)
+	}
+}
+
+func (c *ownedCounts) addAt(i stmtCounter, v uint64) {
+	if v != 0 {
+		c[i].Set(c[i].Load() + v)
 	}
 }
 
@@ -46,6 +62,28 @@ func (c *sharedCounts) add(x *stmtCounts) {
 		if v != 0 {
 			c[i].Add(v)
 		}
+	}
+}
+
+// addResult is ownedCounts.addResult for shared counters.
+func (c *sharedCounts) addResult(r *StatementResult) {
+	c.addAt(xErrors, r.Errors)
+	c.addAt(xWarnings, r.Warnings)
+	c.addAt(xRowsAffected, r.RowsAffected)
+	c.addAt(xRowsSent, r.RowsSent)
+	c.addAt(xRowsExamined, r.RowsExamined)
+	c.addAt(xPoolTime, r.PoolTime)
+	c.addAt(xDriverTime, r.DriverTime)
+	c.addAt(xFetchTime, r.FetchTime)
+	c.addAt(xRetries, r.Retries)
+	if r.Cancelled {
+		c.addAt(xCancelled, 1)
+	}
+}
+
+func (c *sharedCounts) addAt(i stmtCounter, v uint64) {
+	if v != 0 {
+		c[i].Add(v)
 	}
 }
 

@@ -65,14 +65,16 @@ type DigestSummary struct {
 }
 
 // load copies a record's statistics. The count is loaded last, so that it
-// covers every statement whose sums were loaded (see ownedStat.load).
+// covers every statement whose sums were loaded (see ownedStat.load): the
+// histogram, which counts the timed statements, after the sum, and the
+// untimed count after the counters.
 func (d *digestStats) load() (stmtStat, histCounts) {
 	var st stmtStat
-	h := histCounts(d.hist.load())
 	st.x = d.x.load()
 	mn, mx := d.min.Load(), d.max.Load()
 	st.Sum = d.sum.Load()
-	st.Count = d.count.Load()
+	h := histCounts(d.hist.load())
+	st.Count = d.untimed.Load() + h.total()
 	if mn <= mx {
 		st.Min, st.Max, st.ext = mn, mx, true
 	}

@@ -342,7 +342,7 @@ func (c *threadCore) recycle() {
 	for i := range c.stmtRows {
 		c.stmtRows[i].cells[qClass].Set(0)
 		for j := range c.stmtRows[i].refs {
-			c.stmtRows[i].refs[j].Store(nil) // let the old strings go
+			c.stmtRows[i].refs[j].Set(nil) // let the old strings go
 		}
 	}
 	if c.stmtHistory != nil {

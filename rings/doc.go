@@ -170,15 +170,16 @@
 //
 // # Refs
 //
-// A ref cell is an atomic.Pointer[byte]: whatever it points to, the
-// collector treats it as a pointer into that object, and every store goes
-// through the write barrier. AppendRefs takes the pointers as
-// unsafe.Pointer (a caller passes unsafe.StringData of a string, say) and
-// keeps them, not the slice that holds them, so the slice may be an array
-// on the caller's stack and AppendRefs allocates nothing. A writer stores a
-// cell only when its value changes: loading it is a plain move, storing it a
-// runtime call and a locked instruction, and the schema or digest text of a
-// slot's new row is often the one its old row had.
+// A ref cell is an owned.Pointer: whatever it points to, the collector
+// treats it as a pointer into that object. Its writer is the slot's, inside
+// the slot's version bracket, and stores it as it stores the words: a plain
+// store, through the write barrier, with no locked instruction. AppendRefs
+// takes the pointers as unsafe.Pointer (a caller passes unsafe.StringData of
+// a string, say) and keeps them, not the slice that holds them, so the
+// slice may be an array on the caller's stack and AppendRefs allocates
+// nothing. A writer stores a cell only when its value changes, and the
+// schema or digest text of a slot's new row is often the one its old row
+// had.
 //
 // A reader loads a ref as it loads a word, and may load a pointer that a
 // writer overwrites a moment later; that is safe for the collector, whose

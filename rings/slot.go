@@ -56,7 +56,7 @@ type table struct {
 	nrefs int                    // ref cells per row, in [0, maxRefs]
 	seq   []atomic.Uint64        // seq[s] guards cells[s*width : (s+1)*width] and refs[s*nrefs : (s+1)*nrefs]
 	cells []owned.Uint64         // the rows' words
-	refs  []atomic.Pointer[byte] // the rows' ref cells; nil when nrefs is 0
+	refs  []owned.Pointer         // the rows' ref cells; nil when nrefs is 0
 }
 
 func newTable(rows, width, nrefs int) (table, error) {
@@ -71,7 +71,7 @@ func newTable(rows, width, nrefs int) (table, error) {
 		cells: make([]owned.Uint64, rows*width),
 	}
 	if nrefs > 0 {
-		tb.refs = make([]atomic.Pointer[byte], rows*nrefs)
+		tb.refs = make([]owned.Pointer, rows*nrefs)
 	}
 	return tb, nil
 }
@@ -107,26 +107,26 @@ func (tb *table) store(s int, t uint64, row []uint64, refs []unsafe.Pointer) {
 }
 
 // storeRefs stores refs, or nil pointers if refs is nil, into the ref cells of
-// slot s, which its caller owns. The stores are atomic: a pointer store must
-// go through the write barrier, and readers load the cells concurrently. A
-// cell that already holds the pointer (the same schema or digest text as the
-// slot's older row, or nil again) is not stored: the load is a plain move,
-// the store a call and a locked instruction.
+// slot s, which its caller owns. The cells are owned.Pointer: plain stores
+// through the write barrier, as the slot's words are plain stores, inside
+// the slot's version bracket. A cell that already holds the pointer (the same
+// schema or digest text as the slot's older row, or nil again) is not
+// stored: the barrier check is skipped with it.
 func (tb *table) storeRefs(s int, refs []unsafe.Pointer) {
 	n := tb.nrefs
 	cells := tb.refs[s*n : s*n+n : s*n+n]
 	if refs == nil {
 		for i := range cells {
 			if cells[i].Load() != nil {
-				cells[i].Store(nil)
+				cells[i].Set(nil)
 			}
 		}
 		return
 	}
 	refs = refs[:n]
 	for i, p := range refs {
-		if unsafe.Pointer(cells[i].Load()) != p {
-			cells[i].Store((*byte)(p))
+		if cells[i].Load() != p {
+			cells[i].Set(p)
 		}
 	}
 }
@@ -193,7 +193,7 @@ func (tb *table) copyOut(dst []uint64, dstRefs []unsafe.Pointer, withRefs bool, 
 			refs := outRefs[k*nr : k*nr+nr : k*nr+nr]
 			rcells := tb.refs[s*nr : s*nr+nr : s*nr+nr]
 			for i := range refs {
-				refs[i] = unsafe.Pointer(rcells[i].Load())
+				refs[i] = rcells[i].Load()
 			}
 		}
 		if seq.Load() != v {

@@ -67,3 +67,32 @@ func (w *Int64) Add(delta int64) int64 {
 	*p += delta
 	return *p
 }
+
+// Pointer is a pointer cell with one writer and any number of readers, the
+// pointer form of Uint64: the row's strings a seqlocked record points to.
+// The zero value is nil and ready to use. A Pointer must not be copied after
+// first use.
+//
+// Set is a plain pointer store, which the compiler brackets with the
+// garbage collector's write barrier like any other: a pointer is one machine
+// word on every platform, so a reader's atomic load sees the old pointer or
+// the new one, never a mixture, and the barrier shades the one a store
+// overwrites, so a reader holding it keeps a live object. An atomic store
+// costs a runtime call and a locked instruction on top (about 17 ns in a
+// statement's profile, against 1 for the plain store).
+type Pointer struct {
+	p unsafe.Pointer
+}
+
+// Load atomically loads the pointer. Safe for concurrent use.
+func (w *Pointer) Load() unsafe.Pointer { return atomic.LoadPointer(&w.p) }
+
+// Set stores p. Only the cell's owner may call it; it is a plain store
+// (with the write barrier) except under the race detector.
+func (w *Pointer) Set(p unsafe.Pointer) {
+	if raceEnabled {
+		atomic.StorePointer(&w.p, p)
+		return
+	}
+	w.p = p
+}
