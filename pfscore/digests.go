@@ -279,14 +279,14 @@ type digestRecord struct {
 // histogram bucket, an untimed one in untimed, and COUNT_STAR is their sum
 // (one atomic add a statement fewer).
 type digestStats struct {
-	untimed    atomic.Uint64 // statements counted untimed
-	sum        atomic.Uint64
-	min, max   atomic.Uint64 // of timed statements; min starts at MaxUint64
-	x          sharedCounts
-	first      atomic.Uint64 // FIRST_SEEN, ps; 0: none yet
-	last       atomic.Uint64 // LAST_SEEN, ps
-	hist       histogram
-	sample     atomic.Pointer[querySample]
+	untimed  atomic.Uint64 // statements counted untimed
+	sum      atomic.Uint64
+	min, max atomic.Uint64 // of timed statements; min starts at MaxUint64
+	x        sharedCounts
+	first    atomic.Uint64 // FIRST_SEEN, ps; 0: none yet
+	last     atomic.Uint64 // LAST_SEEN, ps
+	hist     histogram
+	sample   atomic.Pointer[querySample]
 }
 
 func (d *digestStats) init() { d.min.Store(math.MaxUint64) }

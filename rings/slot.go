@@ -53,10 +53,10 @@ func (s Slot) Commit() {
 type table struct {
 	rows  int
 	width int
-	nrefs int                    // ref cells per row, in [0, maxRefs]
-	seq   []atomic.Uint64        // seq[s] guards cells[s*width : (s+1)*width] and refs[s*nrefs : (s+1)*nrefs]
-	cells []owned.Uint64         // the rows' words
-	refs  []owned.Pointer         // the rows' ref cells; nil when nrefs is 0
+	nrefs int             // ref cells per row, in [0, maxRefs]
+	seq   []atomic.Uint64 // seq[s] guards cells[s*width : (s+1)*width] and refs[s*nrefs : (s+1)*nrefs]
+	cells []owned.Uint64  // the rows' words
+	refs  []owned.Pointer // the rows' ref cells; nil when nrefs is 0
 }
 
 func newTable(rows, width, nrefs int) (table, error) {
