@@ -57,7 +57,7 @@ type stmtEntry struct {
 	normalized bool // the text is its own DIGEST_TEXT (see StatementInfo.Normalized)
 	cache      *stmtCache
 	class      atomic.Pointer[Class]      // statement/sql/<command>; set by StartSQL
-	dg         atomic.Pointer[digestInfo] // set by digestOf: &dgOwn, or another copy
+	dg         atomic.Pointer[digestInfo] // set once by digestOf: &dgOwn, or an equal copy
 	dgState    atomic.Uint32              // 1: a goroutine claimed dgOwn to fill it
 	dgOwn      digestInfo                 // the entry's digest, in the entry: one allocation fewer
 	bind       atomic.Pointer[digestBinding]
@@ -176,20 +176,22 @@ func (c *stmtCache) commandClass(cmd string) *Class {
 	return k
 }
 
-// digestOf returns e's digest, computing it on first need.
+// digestOf returns e's digest, computing it on first need. Once it has
+// returned, e.dg holds the digest for good: whoever publishes first (the
+// goroutine that claimed dgOwn, or one that computed a copy meanwhile)
+// wins, and the copies are equal.
 func (e *stmtEntry) digestOf() *digestInfo {
 	if d := e.dg.Load(); d != nil {
 		return d
 	}
+	d := &e.dgOwn
 	if !e.dgState.CompareAndSwap(0, 1) {
 		// Another goroutine fills dgOwn: compute a copy rather than wait.
-		d := &digestInfo{}
-		e.cache.compute(d, e.text, e.normalized)
-		return d
+		d = &digestInfo{}
 	}
-	e.cache.compute(&e.dgOwn, e.text, e.normalized)
-	e.dg.Store(&e.dgOwn) // published whole: readers load the pointer, then the fields
-	return &e.dgOwn
+	e.cache.compute(d, e.text, e.normalized)
+	e.dg.CompareAndSwap(nil, d) // published whole: readers load the pointer, then the fields
+	return e.dg.Load()
 }
 
 // compute digests text into d.

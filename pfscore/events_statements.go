@@ -142,11 +142,9 @@ type Statement struct {
 	s      *Schema
 	t      *Thread
 	c      *Class
-	entry  *stmtEntry
-	dg     *digestInfo // nil: no digest row
+	entry  *stmtEntry // its digest counts when sfDigest is set
 	schema string
 	start  uint64
-	id     uint64
 	seq    uint64
 	timer  hwclock.Timer
 	level  int8
@@ -160,7 +158,16 @@ const (
 	sfEvent   // a current row
 	sfHistory // to events_statements_history at End
 	sfLong    // to events_statements_history_long
+	sfDigest  // entry's digest, computed, is the statement's (DIGEST is not NULL)
 )
+
+// digest returns the statement's digest, nil for none.
+func (st *Statement) digest() *digestInfo {
+	if st.flags&sfDigest == 0 {
+		return nil
+	}
+	return st.entry.dg.Load() // set before sfDigest was (digestOf)
+}
 
 // StartStatement begins a statement of class c (a statement/... class) on
 // thread t (nil: none). c off, or not a statement class of s, gives the
@@ -209,8 +216,8 @@ func (s *Schema) startStatement(t *Thread, c *Class, f uint32, e *stmtEntry, inf
 	}
 	cons := s.consumers.Load()
 	if cons&(1<<ConsumerStatementsDigest) != 0 && e != nil && s.cfg.maxDigestLength > 0 {
-		if d := e.digestOf(); d.has { // computed here, outside any write section
-			st.dg = d
+		if e.digestOf().has { // computed here, outside any write section
+			st.flags |= sfDigest
 		}
 	}
 	if t != nil && t.s == s && !t.ended.Load() {
@@ -228,12 +235,13 @@ func (st *Statement) SetText(text string, normalized bool) {
 	if s == nil {
 		return
 	}
-	st.entry, st.dg = nil, nil
+	st.entry = nil
+	st.flags &^= sfDigest
 	if text != "" {
 		st.entry = s.stmtCache.lookup(text, normalized)
 		if s.consumers.Load()&(1<<ConsumerStatementsDigest) != 0 && s.cfg.maxDigestLength > 0 {
-			if d := st.entry.digestOf(); d.has {
-				st.dg = d
+			if st.entry.digestOf().has {
+				st.flags |= sfDigest
 			}
 		}
 	}
@@ -271,7 +279,7 @@ func (t *Thread) writeText(slot *stmtSlot, st *Statement) {
 		misc |= qfTextCut
 	}
 	var dtext string
-	if d := st.dg; d != nil {
+	if d := st.digest(); d != nil {
 		misc |= qfHasDigest
 		dtext = d.text
 		c[qDigest0].Set(binary.LittleEndian.Uint64(d.digest[0:]))
@@ -353,10 +361,10 @@ func (t *Thread) beginStatement(st *Statement, info *StatementInfo, cons uint32)
 	if cons&(1<<ConsumerEventsStatementsHistoryLong) != 0 && t.s.stmtsLong != nil {
 		st.flags |= sfLong
 	}
-	st.id = t.eventID
+	id := t.eventID
 	t.eventID++
-	t.stmts[level] = stmtLevel{seq: st.seq, id: st.id, nest: st.id}
-	t.stmtNest = st.id
+	t.stmts[level] = stmtLevel{seq: st.seq, id: id, nest: id}
+	t.stmtNest = id
 
 	var src uint64
 	if info.Source != "" {
@@ -372,7 +380,7 @@ func (t *Thread) beginStatement(st *Statement, info *StatementInfo, cons uint32)
 	c := &slot.cells
 	slot.seq.BeginWrite()
 	c[qThreadID].Set(t.id)
-	c[qEventID].Set(st.id)
+	c[qEventID].Set(id)
 	c[qEndEventID].Set(0)
 	c[qClass].Set(uint64(st.c.index) + 1)
 	c[qTimerStart].Set(st.start)
@@ -447,7 +455,7 @@ func (st *Statement) EndAt(end uint64, r StatementResult) {
 		st.c.stmt.stat.aggregate(s.epochOf(truncThreads), timed, wait)
 		st.c.stmt.x.addResult(&r)
 	}
-	if d := st.dg; d != nil {
+	if d := st.digest(); d != nil {
 		rec := s.digestRecord(st.entry, d, st.schema, end)
 		rec.stats.aggregate(timed, wait, end, &r)
 		if st.flags&sfEvent != 0 {
