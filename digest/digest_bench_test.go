@@ -27,7 +27,7 @@ func BenchmarkRender200(b *testing.B) {
 	n.tokenize(bench200)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		n.text = renderText(n.text[:0], n.st.buf, isASCII(bench200))
+		n.text = renderText(n.text[:0], n.st.buf)
 	}
 }
 

@@ -242,17 +242,6 @@ func TestShortKeywords(t *testing.T) {
 	}
 }
 
-func TestIsASCII(t *testing.T) {
-	for s, want := range map[string]bool{
-		"": true, "abc": true, "SELECT * FROM t WHERE a = 1": true,
-		"é": false, "SELECT * FROM t WHERE a = 'é'": false, "abcdefgh\x80": false, "\x80abcdefgh": false,
-	} {
-		if got := isASCII(s); got != want {
-			t.Errorf("isASCII(%q) = %v", s, got)
-		}
-	}
-}
-
 // TestStatementDigestConcurrentSafe runs the pooled package functions from
 // many goroutines at once and compares with a sequential Normalizer.
 func TestStatementDigestConcurrentSafe(t *testing.T) {

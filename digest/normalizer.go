@@ -90,7 +90,7 @@ func (n *Normalizer) Normalize(sql string) Result {
 	if pfs > n.cfg.pfsMaxDigestLength {
 		pfs = n.cfg.pfsMaxDigestLength
 	}
-	n.text = renderText(n.text[:0], n.st.buf[:pfs], isASCII(sql))
+	n.text = renderText(n.text[:0], n.st.buf[:pfs])
 	r.Text = n.text
 	return r
 }

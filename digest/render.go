@@ -56,11 +56,10 @@ func initRender() {
 //
 // Every token is written with its trailing space, and the last space is cut
 // at the end; this prints exactly what MySQL's "space before the next
-// token" rule prints, with fewer branches.
-//
-// ascii promises that every identifier in toks is ASCII (the statement was),
-// which skips the utf8mb3 checks.
-func renderText(dst, toks []byte, ascii bool) []byte {
+// token" rule prints, with fewer branches. Short tokens and identifiers are
+// moved in 8-byte words: out has room for that, since every byte of toks
+// prints at most maxTextPerByte bytes and out ends 16 bytes past that bound.
+func renderText(dst, toks []byte) []byte {
 	base := len(dst)
 	need := base + len(toks)*maxTextPerByte + 16
 	if cap(dst) < need {
@@ -72,56 +71,77 @@ func renderText(dst, toks []byte, ascii bool) []byte {
 	w := base
 	spaced := false // out[w-1] is a trailing space written by the last token
 	for i := 0; i+2 <= len(toks); {
-		tok := uint16(toks[i]) | uint16(toks[i+1])<<8
+		tok := binary.LittleEndian.Uint16(toks[i:])
 		i += 2
-		if tok == tokIdent || tok == tokIdentAt {
-			if i+2 > len(toks) {
+		if tok != tokIdent && tok != tokIdentAt {
+			if int(tok) >= maxToken {
 				break
 			}
-			n := int(toks[i]) | int(toks[i+1])<<8
-			i += 2
-			if i+n > len(toks) {
-				break
+			f := &tokOut[tok]
+			if w+8 > len(out) {
+				break // cannot happen: see maxTextPerByte
 			}
-			name := toks[i : i+n]
-			i += n
-			if n > maxIdentRender {
-				w += copy(out[w:], "...")
-				spaced = false
-				continue
+			binary.LittleEndian.PutUint64(out[w:], f.word)
+			if f.long {
+				copy(out[w:], tokText[tok])
+				if f.spaced {
+					out[w+int(f.n)-1] = ' '
+				}
 			}
-			if n == 0 || !ascii && !utf8mb3(name) {
-				continue // MySQL skips what it cannot convert to utf8mb3
-			}
-			out[w] = '`'
-			w++
-			w += copy(out[w:], name)
-			out[w] = '`'
-			w++
-			if tok == tokIdent {
-				out[w] = ' '
-				w++
-				spaced = true
-			} else {
-				spaced = false
-			}
+			w += int(f.n)
+			spaced = f.spaced
 			continue
 		}
-		if int(tok) >= maxToken {
+		if i+2 > len(toks) {
 			break
 		}
-		f := &tokOut[tok]
-		if !f.long {
-			binary.LittleEndian.PutUint64(out[w:], f.word)
-			w += int(f.n)
-		} else {
-			w += copy(out[w:], tokText[tok])
-			if f.spaced {
-				out[w] = ' '
-				w++
-			}
+		n := int(binary.LittleEndian.Uint16(toks[i:]))
+		i += 2
+		if i+n > len(toks) {
+			break
 		}
-		spaced = f.spaced
+		if n > maxIdentRender {
+			i += n
+			w += copy(out[w:], "...")
+			spaced = false
+			continue
+		}
+		if n == 0 || w+n+3 > len(out) {
+			i += n
+			continue // MySQL prints nothing for an empty name
+		}
+		if n <= 16 && i+16 <= len(toks) && w+17 <= len(out) {
+			a := binary.LittleEndian.Uint64(toks[i:])
+			b := binary.LittleEndian.Uint64(toks[i+8:])
+			hi := a
+			if n < 8 {
+				hi &= nameMask[n]
+			} else {
+				hi |= b & nameMask[n-8]
+			}
+			if hi&0x8080808080808080 != 0 && !utf8mb3(toks[i:i+n]) {
+				i += n
+				continue // MySQL skips what it cannot convert to utf8mb3
+			}
+			binary.LittleEndian.PutUint64(out[w+1:], a)
+			binary.LittleEndian.PutUint64(out[w+9:], b)
+		} else {
+			name := toks[i : i+n]
+			if !utf8mb3(name) {
+				i += n
+				continue
+			}
+			copy(out[w+1:], name)
+		}
+		i += n
+		out[w] = '`'
+		out[w+n+1] = '`'
+		out[w+n+2] = ' '
+		w += n + 2
+		spaced = tok == tokIdent
+		if spaced {
+			w++
+		}
 	}
 	if spaced {
 		w--
@@ -142,24 +162,6 @@ func utf8mb3(b []byte) bool {
 			return false
 		}
 		i += size
-	}
-	return true
-}
-
-// isASCII reports whether s has no byte >= 0x80, eight bytes at a time.
-func isASCII(s string) bool {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		if w&0x8080808080808080 != 0 {
-			return false
-		}
-	}
-	for ; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
 	}
 	return true
 }
