@@ -9,6 +9,7 @@ type shortEntry struct {
 	key      uint64 // the upper-case name, little endian; 0 marks an empty slot
 	tok      uint16
 	funcOnly bool
+	special  bool // tokFlags[tok]&flagSpecial != 0
 }
 
 const shortBits = 11
@@ -66,7 +67,11 @@ func findShort(src string, start, n int) (e *shortEntry, ok bool) {
 	if x&0x8080808080808080 != 0 {
 		return nil, false
 	}
-	x = upperWord(x)
+	return findShortKey(upperWord(x))
+}
+
+// findShortKey looks up the upper-case name packed in x.
+func findShortKey(x uint64) (e *shortEntry, ok bool) {
 	for i := shortSlot(x); ; i = (i + 1) & (1<<shortBits - 1) {
 		e := &shortKeywords[i]
 		if e.key == x {

@@ -1,5 +1,7 @@
 package digest
 
+import "encoding/binary"
+
 // The MySQL 8.0 lexer. It follows sql/sql_lex.cc (lex_one_token) for a
 // utf8mb4 client: the same character classes, the same states carried from
 // one token to the next (after "ident.", after "@", after "@@"), the same
@@ -115,10 +117,266 @@ func (l *mysqlLexer) tokenize(sql string, st *stream, cfg *config) {
 	l.run()
 }
 
-// run lexes the rest of the statement into l.st.
-func (l *mysqlLexer) run() {
-	for !l.st.full && l.next() {
+// Classes of the fast loop in run: the first bytes of the tokens it lexes
+// itself. Every other byte starts a token lexed by next.
+const (
+	fOther uint8 = iota
+	fIdent       // a letter, '_', '$' or a byte >= 0x80
+	fDigit
+	fPunct // a single-character token without a rule of its own
+	fEq    // '='
+	fQuote // '\''
+)
+
+var fastClass [256]uint8
+
+func init() {
+	for i := range fastClass {
+		switch c := byte(i); {
+		case identChar[c] && !isDigit(c):
+			fastClass[i] = fIdent
+		case charClass[c] == cDigit:
+			fastClass[i] = fDigit
+		case charClass[c] == cChar && c != '-' && c != '?':
+			fastClass[i] = fPunct
+		}
 	}
+	fastClass['='] = fEq
+	fastClass['\''] = fQuote
+}
+
+// run lexes the rest of the statement into l.st.
+//
+// It is the hot loop: the tokens most statements are made of (white space,
+// plain identifiers and keywords, single-character punctuation, '=',
+// integers, quoted strings) are lexed here, and stored straight into the
+// stream; every other token, and every token after a state-changing one
+// (after '@', "ident.", a pending WITH), goes through next, which knows all
+// the rules. Both paths produce the same stream: the fast one only takes
+// cases whose rules are simple.
+func (l *mysqlLexer) run() {
+	st := l.st
+	if l.mode&IgnoreSpace != 0 {
+		// A space between a name and '(' changes keyword rules: next
+		// handles every token.
+		for !st.full && l.next() {
+		}
+		return
+	}
+	src := l.src
+	// The loop keeps the lexer's position and the stream's length in
+	// locals, and writes them back before any call that reads them.
+	out := st.buf[:cap(st.buf)]
+	limit := st.max
+	n := len(st.buf)
+	pos := l.pos
+	prev := l.prev
+	for {
+		if pos < len(src) && isSpace[src[pos]] {
+			pos++
+			for pos < len(src) && isSpace[src[pos]] {
+				pos++
+			}
+		}
+		if pos >= len(src) {
+			break // next ends the statement
+		}
+		c := src[pos]
+		switch fastClass[c] {
+		case fIdent:
+			end := pos + 1
+			for end < len(src) && identChar[src[end]] {
+				end++
+			}
+			var next byte
+			if end < len(src) {
+				next = src[end]
+			}
+			k := end - pos
+			if next == '.' {
+				if end+1 >= len(src) || !identChar[src[end+1]] {
+					break // "name." then no name: next
+				}
+				// A qualified name, a.b.c: every part is an identifier,
+				// never a keyword.
+				prev = tokIdent
+				for {
+					k = min(k, 0xFFFF)
+					if n+4+k > limit {
+						l.pos, l.prev, st.buf, st.full = end, prev, out[:n], true
+						return
+					}
+					n = putIdent(out, n, src, pos, end)
+					if n+2 > limit {
+						l.pos, l.prev, st.buf, st.full = end, prev, out[:n], true
+						return
+					}
+					out[n] = '.'
+					out[n+1] = 0
+					n += 2
+					pos = end + 1
+					end = pos + 1
+					for end < len(src) && identChar[src[end]] {
+						end++
+					}
+					k = min(end-pos, 0xFFFF)
+					if end+1 >= len(src) || src[end] != '.' || !identChar[src[end+1]] {
+						if n+4+k > limit {
+							l.pos, l.prev, st.buf, st.full = end, prev, out[:n], true
+							return
+						}
+						n = putIdent(out, n, src, pos, end)
+						break
+					}
+				}
+				st.lastID = n
+				pos = end
+				continue
+			}
+			if next == '\'' && k == 1 || c == '_' || k > 0xFFFF {
+				break // N'', X'', B'', _charset: next
+			}
+			var e *shortEntry
+			var ok bool
+			if k <= 8 {
+				e, ok = findShort(src, pos, k)
+			} else if e := mainKeywords.find(src[pos:end]); e != nil && (!e.funcOnly || next == '(') {
+				l.tokStart = pos
+				pos = end
+				l.pos, l.prev, st.buf = pos, prev, out[:n]
+				if !l.emitKeyword(e.tok) {
+					return
+				}
+				if st.full {
+					return
+				}
+				n, pos, prev = len(st.buf), l.pos, l.prev
+				continue
+			}
+			if ok && (!e.funcOnly || next == '(') {
+				if e.special {
+					break // NULL, NOT, WITH, ROLLUP, hintable: next
+				}
+				pos = end
+				prev = e.tok
+				if n+2 > limit {
+					l.pos, l.prev, st.buf, st.full = pos, prev, out[:n], true
+					return
+				}
+				out[n] = byte(e.tok)
+				out[n+1] = byte(e.tok >> 8)
+				n += 2
+				continue
+			}
+			pos = end
+			prev = tokIdent
+			if n+4+k > limit {
+				l.pos, l.prev, st.buf, st.full = pos, prev, out[:n], true
+				return
+			}
+			n = putIdent(out, n, src, pos-k, end)
+			st.lastID = n
+			continue
+		case fDigit:
+			i := pos + 1
+			for i < len(src) && isDigit(src[i]) {
+				i++
+			}
+			if i < len(src) && (identChar[src[i]] || src[i] == '.') {
+				break // 0x1F, 1.5, 1e5, 1st: next
+			}
+			l.tokStart = pos
+			l.noteLiteral(pos, i)
+			pos = i
+			prev = tokValue
+			st.buf = out[:n]
+			st.addNumber()
+			if st.full {
+				l.pos, l.prev = pos, prev
+				return
+			}
+			n = len(st.buf)
+			continue
+		case fPunct:
+			pos++
+			prev = uint16(c)
+			if c == ')' {
+				st.buf = out[:n]
+				st.closeParen()
+				if st.full {
+					l.pos, l.prev = pos, prev
+					return
+				}
+				n = len(st.buf)
+				continue
+			}
+			if n+2 > limit {
+				l.pos, l.prev, st.buf, st.full = pos, prev, out[:n], true
+				return
+			}
+			out[n] = c
+			out[n+1] = 0
+			n += 2
+			continue
+		case fEq:
+			if pos+1 < len(src) {
+				if k := charClass[src[pos+1]]; k == cCmp || k == cLongCmp {
+					break
+				}
+			}
+			pos++
+			prev = tokEQ
+			if n+2 > limit {
+				l.pos, l.prev, st.buf, st.full = pos, prev, out[:n], true
+				return
+			}
+			out[n] = byte(tokEQ & 0xFF)
+			out[n+1] = byte(tokEQ >> 8)
+			n += 2
+			continue
+		case fQuote:
+			l.tokStart = pos
+			l.pos, l.prev, st.buf = pos+1, prev, out[:n]
+			if !l.text('\'') || st.full {
+				return
+			}
+			n, pos, prev = len(st.buf), l.pos, l.prev
+			continue
+		}
+		// Any other token: next lexes it, and every token after it while
+		// the lexer is in a state of its own.
+		l.pos, l.prev, st.buf = pos, prev, out[:n]
+		for {
+			if !l.next() || st.full {
+				return
+			}
+			if l.state == stStart && !l.pendingWith {
+				break
+			}
+		}
+		n, pos, prev = len(st.buf), l.pos, l.prev
+	}
+	l.pos, l.prev, st.buf = pos, prev, out[:n]
+	for !st.full && l.next() {
+	}
+}
+
+// putIdent writes the unquoted identifier src[s:e] at out[n:], which has
+// room for it, and returns the new length. A name longer than 0xFFFF bytes
+// is cut there, as addIdent cuts it. A short name moves in two words when
+// out and src have the room; the bytes past it are overwritten by the next
+// token.
+func putIdent(out []byte, n int, src string, s, e int) int {
+	k := min(e-s, 0xFFFF)
+	e = s + k
+	binary.LittleEndian.PutUint32(out[n:], uint32(tokIdent)|uint32(k)<<16)
+	if k <= 16 && s+16 <= len(src) && n+20 <= len(out) {
+		binary.LittleEndian.PutUint64(out[n+4:], load64(src, s))
+		binary.LittleEndian.PutUint64(out[n+12:], load64(src, s+8))
+	} else {
+		copy(out[n+4:], src[s:e])
+	}
+	return n + 4 + k
 }
 
 // at returns the byte at i, or 0 past the end (MySQL's buffer is
@@ -752,4 +1010,11 @@ func (l *mysqlLexer) quotedIdent(quote byte) bool {
 	}
 	l.pos = len(l.src)
 	return false
+}
+
+// load64 returns the 8 bytes at src[i:] as a little-endian word (one load).
+func load64(src string, i int) uint64 {
+	s := src[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }

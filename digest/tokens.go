@@ -133,6 +133,11 @@ func init() {
 			tokFlags[t] |= flagSpecial
 		}
 	}
+	for i := range shortKeywords {
+		if e := &shortKeywords[i]; e.key != 0 {
+			e.special = tokFlags[e.tok]&flagSpecial != 0
+		}
+	}
 	initRender()
 
 	// A NULL keyword is the literal NULL (and becomes ?) when it follows a
