@@ -61,6 +61,8 @@ type stmtEntry struct {
 	dgState    atomic.Uint32              // 1: a goroutine claimed dgOwn to fill it
 	dgOwn      digestInfo                 // the entry's digest, in the entry: one allocation fewer
 	bind       atomic.Pointer[digestBinding]
+	bindState  atomic.Uint32 // 1: a goroutine claimed bindOwn
+	bindOwn    digestBinding // the entry's first binding, in the entry
 }
 
 // digestInfo is a text's DIGEST and DIGEST_TEXT; has is false for a text
@@ -366,7 +368,12 @@ func (s *Schema) digestRecord(e *stmtEntry, d *digestInfo, schema string, now ui
 		tbl.null.stats.first.CompareAndSwap(0, now)
 		return &tbl.null
 	}
-	e.bind.Store(&digestBinding{gen: tbl.gen, schema: schema, slot: i})
+	b := &e.bindOwn // bindings are immutable once stored: bindOwn serves once
+	if !e.bindState.CompareAndSwap(0, 1) {
+		b = &digestBinding{}
+	}
+	*b = digestBinding{gen: tbl.gen, schema: tbl.index[i].Load().schema, slot: i}
+	e.bind.Store(b)
 	return tbl.index[i].Load()
 }
 
