@@ -126,6 +126,7 @@ const (
 	fPunct // a single-character token without a rule of its own
 	fEq    // '='
 	fQuote // '\''
+	fBackQuote
 )
 
 var fastClass [256]uint8
@@ -143,6 +144,7 @@ func init() {
 	}
 	fastClass['='] = fEq
 	fastClass['\''] = fQuote
+	fastClass['`'] = fBackQuote
 }
 
 // run lexes the rest of the statement into l.st.
@@ -251,11 +253,24 @@ func (l *mysqlLexer) run() {
 					return
 				}
 				n, pos, prev = len(st.buf), l.pos, l.prev
+				if l.pendingWith {
+					break
+				}
 				continue
 			}
 			if ok && (!e.funcOnly || next == '(') {
 				if e.special {
-					break // NULL, NOT, WITH, ROLLUP, hintable: next
+					// NULL, NOT, WITH, ROLLUP, hintable keywords.
+					l.tokStart = pos
+					l.pos, l.prev, st.buf = end, prev, out[:n]
+					if !l.emitKeyword(e.tok) || st.full {
+						return
+					}
+					n, pos, prev = len(st.buf), l.pos, l.prev
+					if l.pendingWith {
+						break // WITH: next, until the token after it
+					}
+					continue
 				}
 				pos = end
 				prev = e.tok
@@ -282,8 +297,17 @@ func (l *mysqlLexer) run() {
 			for i < len(src) && isDigit(src[i]) {
 				i++
 			}
-			if i < len(src) && (identChar[src[i]] || src[i] == '.') {
-				break // 0x1F, 1.5, 1e5, 1st: next
+			if i < len(src) && src[i] == '.' {
+				// 1.5, 1.: MySQL's real, but for an exponent.
+				i++
+				for i < len(src) && isDigit(src[i]) {
+					i++
+				}
+				if i < len(src) && src[i]|0x20 == 'e' {
+					break // 1.5e3: next
+				}
+			} else if i < len(src) && identChar[src[i]] {
+				break // 0x1F, 1e5, 1st: next
 			}
 			l.tokStart = pos
 			l.noteLiteral(pos, i)
@@ -333,6 +357,24 @@ func (l *mysqlLexer) run() {
 			out[n] = byte(tokEQ & 0xFF)
 			out[n+1] = byte(tokEQ >> 8)
 			n += 2
+			continue
+		case fBackQuote:
+			i := pos + 1
+			for i < len(src) && src[i] != '`' && src[i] != 0 {
+				i++
+			}
+			if i+1 >= len(src) || src[i] != '`' || src[i+1] == '`' {
+				break // unterminated, doubled quote, or at the end: next
+			}
+			k := min(i-pos-1, 0xFFFF)
+			prev = tokIdent
+			if n+4+k > limit {
+				l.pos, l.prev, st.buf, st.full = i+1, prev, out[:n], true
+				return
+			}
+			n = putIdent(out, n, src, pos+1, i)
+			st.lastID = n
+			pos = i + 1
 			continue
 		case fQuote:
 			l.tokStart = pos
