@@ -146,24 +146,31 @@ type Statement struct {
 	schema string
 	start  uint64
 	seq    uint64
-	timer  hwclock.Timer
-	level  int8
-	flags  uint8
+	meta   stmtMeta
 }
+
+// stmtMeta is a Statement's flags (sf*), its stack level (bits 8-15) and
+// its timer (bits 16-23), in one word: a Statement is then nine words or
+// fewer, which Go passes and returns in registers rather than through
+// memory (the amd64 ABI has nine integer registers for results).
+type stmtMeta uint32
+
+func (m stmtMeta) level() int           { return int(uint8(m >> 8)) }
+func (m stmtMeta) timer() hwclock.Timer { return hwclock.Timer(uint8(m >> 16)) }
 
 // Statement flags.
 const (
-	sfTimed   = 1 << iota
-	sfThread  // the thread part: statistics, and the stack level
-	sfEvent   // a current row
-	sfHistory // to events_statements_history at End
-	sfLong    // to events_statements_history_long
-	sfDigest  // entry's digest, computed, is the statement's (DIGEST is not NULL)
+	sfTimed   stmtMeta = 1 << iota
+	sfThread           // the thread part: statistics, and the stack level
+	sfEvent            // a current row
+	sfHistory          // to events_statements_history at End
+	sfLong             // to events_statements_history_long
+	sfDigest           // entry's digest, computed, is the statement's (DIGEST is not NULL)
 )
 
 // digest returns the statement's digest, nil for none.
 func (st *Statement) digest() *digestInfo {
-	if st.flags&sfDigest == 0 {
+	if st.meta&sfDigest == 0 {
 		return nil
 	}
 	return st.entry.dg.Load() // set before sfDigest was (digestOf)
@@ -208,16 +215,16 @@ func (s *Schema) StartSQL(t *Thread, info StatementInfo) Statement {
 // startStatement begins a statement of class c, whose flags are f; e is
 // the text's cache entry (nil for a statement without text).
 func (s *Schema) startStatement(t *Thread, c *Class, f uint32, e *stmtEntry, info *StatementInfo) Statement {
-	st := Statement{s: s, c: c, entry: e, schema: info.Schema, level: -1}
+	st := Statement{s: s, c: c, entry: e, schema: info.Schema}
 	if f&flagSetTimed != 0 {
-		st.flags |= sfTimed
-		st.timer = s.timers.Timer(hwclock.ClassStatement)
-		st.start = st.timer.Now()
+		tm := s.timers.Timer(hwclock.ClassStatement)
+		st.meta |= sfTimed | stmtMeta(tm)<<16
+		st.start = tm.Now()
 	}
 	cons := s.consumers.Load()
 	if cons&(1<<ConsumerStatementsDigest) != 0 && e != nil && s.cfg.maxDigestLength > 0 {
 		if e.digestOf().has { // computed here, outside any write section
-			st.flags |= sfDigest
+			st.meta |= sfDigest
 		}
 	}
 	if t != nil && t.s == s && !t.ended.Load() {
@@ -236,16 +243,16 @@ func (st *Statement) SetText(text string, normalized bool) {
 		return
 	}
 	st.entry = nil
-	st.flags &^= sfDigest
+	st.meta &^= sfDigest
 	if text != "" {
 		st.entry = s.stmtCache.lookup(text, normalized)
 		if s.consumers.Load()&(1<<ConsumerStatementsDigest) != 0 && s.cfg.maxDigestLength > 0 {
 			if st.entry.digestOf().has {
-				st.flags |= sfDigest
+				st.meta |= sfDigest
 			}
 		}
 	}
-	if st.flags&sfEvent == 0 {
+	if st.meta&sfEvent == 0 {
 		return
 	}
 	t := st.t
@@ -257,7 +264,7 @@ func (st *Statement) SetText(text string, normalized bool) {
 		return
 	}
 	defer t.leave(g)
-	if level := int(st.level); level < t.stmtDepth && t.stmts[level].seq == st.seq {
+	if level := st.meta.level(); level < t.stmtDepth && t.stmts[level].seq == st.seq {
 		slot := &t.stmtRows[level]
 		slot.seq.BeginWrite()
 		t.writeText(slot, st)
@@ -298,14 +305,14 @@ func (t *Thread) writeText(slot *stmtSlot, st *Statement) {
 // untimed statement: the clock the client-side times of StatementResult
 // are measured on.
 func (st *Statement) Now() uint64 {
-	if st.flags&sfTimed == 0 {
+	if st.meta&sfTimed == 0 {
 		return 0
 	}
-	return st.timer.Now()
+	return st.meta.timer().Now()
 }
 
 // Timed reports whether the statement is timed.
-func (st *Statement) Timed() bool { return st.flags&sfTimed != 0 }
+func (st *Statement) Timed() bool { return st.meta&sfTimed != 0 }
 
 // Active reports whether the statement is instrumented at all.
 func (st *Statement) Active() bool { return st.s != nil }
@@ -327,8 +334,9 @@ func (t *Thread) beginStatement(st *Statement, info *StatementInfo, cons uint32)
 		return
 	}
 	t.stmtSeq++
-	st.t, st.level, st.seq = t, int8(level), t.stmtSeq
-	st.flags |= sfThread
+	st.t, st.seq = t, t.stmtSeq
+	st.meta |= stmtMeta(level) << 8
+	st.meta |= sfThread
 	// What the statement nests in: the enclosing statement, or at level 0
 	// the transaction in progress (what begins inside the statement nests
 	// in statements only).
@@ -354,12 +362,12 @@ func (t *Thread) beginStatement(st *Statement, info *StatementInfo, cons uint32)
 		t.stmtDepthCell.Set(uint64(t.stmtDepth))
 		return
 	}
-	st.flags |= sfEvent
+	st.meta |= sfEvent
 	if cons&(1<<ConsumerEventsStatementsHistory) != 0 && t.stmtHistory != nil {
-		st.flags |= sfHistory
+		st.meta |= sfHistory
 	}
 	if cons&(1<<ConsumerEventsStatementsHistoryLong) != 0 && t.s.stmtsLong != nil {
-		st.flags |= sfLong
+		st.meta |= sfLong
 	}
 	id := t.eventID
 	t.eventID++
@@ -370,7 +378,7 @@ func (t *Thread) beginStatement(st *Statement, info *StatementInfo, cons uint32)
 	if info.Source != "" {
 		src = t.s.names.Intern(info.Source)
 	}
-	misc := uint64(st.timer)<<miscTimer | uint64(level)<<16
+	misc := uint64(st.meta.timer())<<miscTimer | uint64(level)<<16
 	if parent != 0 {
 		misc |= uint64(nestType) << 8
 	}
@@ -419,8 +427,8 @@ func (st *Statement) End(r StatementResult) {
 		return
 	}
 	var end uint64
-	if st.flags&sfTimed != 0 {
-		end = st.timer.Now()
+	if st.meta&sfTimed != 0 {
+		end = st.meta.timer().Now()
 	}
 	st.EndAt(end, r)
 }
@@ -436,7 +444,7 @@ func (st *Statement) EndAt(end uint64, r StatementResult) {
 		return
 	}
 	st.s = nil // a second End of this variable does nothing
-	timed := st.flags&sfTimed != 0
+	timed := st.meta&sfTimed != 0
 	var wait uint64
 	if timed {
 		end = max(end, st.start)
@@ -445,7 +453,7 @@ func (st *Statement) EndAt(end uint64, r StatementResult) {
 		end = hwclock.Cycle.Now() // for LAST_SEEN
 	}
 	done := stmtDropped
-	if st.flags&sfThread != 0 {
+	if st.meta&sfThread != 0 {
 		done = st.t.endStatement(st, timed, wait, end, &r)
 	}
 	switch done {
@@ -458,7 +466,7 @@ func (st *Statement) EndAt(end uint64, r StatementResult) {
 	if d := st.digest(); d != nil {
 		rec := s.digestRecord(st.entry, d, st.schema, end)
 		rec.stats.aggregate(timed, wait, end, &r)
-		if st.flags&sfEvent != 0 {
+		if st.meta&sfEvent != 0 {
 			rec.stats.maybeSample(st.entry.text, timed, wait, end, s.sampleAgePicos, uint64(s.cfg.maxSQLText))
 		}
 	}
@@ -480,7 +488,7 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *St
 		return stmtDropped
 	}
 	defer t.leave(g)
-	level := int(st.level)
+	level := st.meta.level()
 	if level >= t.stmtDepth || t.stmts[level].seq != st.seq || t.stmts[level].done {
 		return stmtStale // ended before, through a copy of st
 	}
@@ -510,7 +518,7 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *St
 		// the stack with them. What begins next nests in the innermost.
 		t.stmts[level].done = true
 	}
-	if st.flags&sfEvent == 0 {
+	if st.meta&sfEvent == 0 {
 		return stmtCounted
 	}
 	msg, _ := clipText(r.Message, t.s.cfg.maxSQLText)
@@ -527,7 +535,7 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *St
 	c[qMessageLen].Set(uint64(len(msg)))
 	setRef(&slot.refs[rMessage], msg)
 	slot.seq.EndWrite()
-	if st.flags&(sfHistory|sfLong) != 0 {
+	if st.meta&(sfHistory|sfLong) != 0 {
 		var row [stmtWidth]uint64
 		var refs [stmtRefs]unsafe.Pointer
 		for i := range c {
@@ -536,10 +544,10 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *St
 		for i := range refs {
 			refs[i] = slot.refs[i].Load()
 		}
-		if st.flags&sfHistory != 0 {
+		if st.meta&sfHistory != 0 {
 			t.stmtHistory.AppendRefs(row[:], refs[:])
 		}
-		if st.flags&sfLong != 0 {
+		if st.meta&sfLong != 0 {
 			t.s.stmtsLong.AppendRefs(row[:], refs[:])
 		}
 	}

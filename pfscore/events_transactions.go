@@ -127,7 +127,7 @@ type Transaction struct {
 	id    uint64
 	seq   uint64
 	timer hwclock.Timer
-	flags uint8
+	flags stmtMeta
 	ro    bool
 }
 
