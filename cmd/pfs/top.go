@@ -134,6 +134,7 @@ var topSections = []topSection{
 	{"Top waits by total latency (events_waits_summary_global_by_event_name)", topWaits, "no timed waits yet"},
 	{"Hottest instances (events_waits_summary_by_instance)", topInstances, "no timed waits on instances yet"},
 	{"Busiest threads (events_waits_summary_by_thread_by_event_name)", topThreads, "no thread has waited yet"},
+	{"Memory by current bytes (memory_summary_global_by_event_name)", topMemory, "no memory in use"},
 	{"Lost (global_status)", topLost, "nothing lost"},
 }
 
@@ -194,6 +195,16 @@ func (m columns) get(row pfscore.Row, name string) pfscore.Value {
 func (m columns) uint(row pfscore.Row, name string) uint64 {
 	v, _ := m.get(row, name).(uint64)
 	return v
+}
+
+func (m columns) int(row pfscore.Row, name string) int64 {
+	switch v := m.get(row, name).(type) {
+	case int64:
+		return v
+	case uint64:
+		return int64(v)
+	}
+	return 0
 }
 
 func (m columns) str(row pfscore.Row, name string) string {
@@ -431,6 +442,57 @@ func topThreads(t pfscore.Tables, limit int, _ *topState) (*pfscore.Result, erro
 		res.Rows = append(res.Rows, pfscore.Row{a.id, name, user, a.count, a.sum, a.topEvent, a.topSum})
 	}
 	return res, nil
+}
+
+// topMemory is sys.memory_global_by_current_bytes: the memory instruments
+// holding the most bytes now, with their high water marks.
+func topMemory(t pfscore.Tables, limit int, _ *topState) (*pfscore.Result, error) {
+	src, err := t.Query("memory_summary_global_by_event_name", pfscore.Query{
+		Where: []string{"CURRENT_NUMBER_OF_BYTES_USED > 0"},
+		Order: "CURRENT_NUMBER_OF_BYTES_USED desc",
+		Limit: limit,
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := columnsOf(src)
+	res := newResult("memory_global_by_current_bytes", "event_name", pfscore.ColString,
+		"current_count", pfscore.ColInt, "current_alloc", pfscore.ColString, "current_avg_alloc", pfscore.ColString,
+		"high_count", pfscore.ColInt, "high_alloc", pfscore.ColString, "high_avg_alloc", pfscore.ColString)
+	for _, r := range src.Rows {
+		cc, cb := m.int(r, "CURRENT_COUNT_USED"), m.int(r, "CURRENT_NUMBER_OF_BYTES_USED")
+		hc, hb := m.int(r, "HIGH_COUNT_USED"), m.int(r, "HIGH_NUMBER_OF_BYTES_USED")
+		res.Rows = append(res.Rows, pfscore.Row{m.get(r, "EVENT_NAME"),
+			cc, formatBytes(cb), formatBytes(avg(cb, cc)), hc, formatBytes(hb), formatBytes(avg(hb, hc))})
+	}
+	return res, nil
+}
+
+func avg(sum, n int64) int64 {
+	if n == 0 {
+		return 0
+	}
+	return sum / n
+}
+
+// formatBytes renders a byte count as sys.format_bytes does: bytes, then
+// KiB, MiB, GiB, TiB and PiB with two decimals.
+func formatBytes(n int64) string {
+	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB"}
+	v, abs := float64(n), n
+	if abs < 0 {
+		abs = -abs
+	}
+	if abs < 1024 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	i := -1
+	for i+1 < len(units) && (abs >= 1024) {
+		v /= 1024
+		abs /= 1024
+		i++
+	}
+	return fmt.Sprintf("%.2f %s", v, units[i])
 }
 
 // topLost lists the *_lost counters, and the instrument errors, that are

@@ -284,3 +284,19 @@ func TestTopHandlerErrorNamesService(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errs, want)
 	}
 }
+
+// formatBytes follows sys.format_bytes: bytes below 1 KiB, then two
+// decimals of the largest unit that keeps the value at 1 or more.
+func TestFormatBytes(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{
+		{0, "0 bytes"}, {1023, "1023 bytes"}, {1024, "1.00 KiB"}, {1536, "1.50 KiB"},
+		{5 << 20, "5.00 MiB"}, {-2048, "-2.00 KiB"}, {3 << 40, "3.00 TiB"}, {1 << 62, "4096.00 PiB"},
+	} {
+		if got := formatBytes(c.n); got != c.want {
+			t.Errorf("formatBytes(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
