@@ -35,7 +35,7 @@ func BenchmarkLex200(b *testing.B) {
 	var lx mysqlLexer
 	var st stream
 	for i := 0; i < b.N; i++ {
-		st.reset(1024)
+		st.reset(1024, nil)
 		lx.reset(bench200, &st, 0, DefaultServerVersion)
 		lx.run()
 	}

@@ -166,11 +166,19 @@ func (l *mysqlLexer) run() {
 		return
 	}
 	src := l.src
-	// The loop keeps the lexer's position and the stream's length in
-	// locals, and writes them back before any call that reads them.
+	// The loop keeps the lexer's position, the previous token, the
+	// stream's length and the text's length in locals, and writes them back
+	// (save) before any call that reads them. tout is nil once the text is
+	// not kept.
 	out := st.buf[:cap(st.buf)]
 	limit := st.max
 	n := len(st.buf)
+	var tout []byte
+	tw := 0
+	if st.text != nil {
+		tout = st.text[:cap(st.text)]
+		tw = len(st.text)
+	}
 	pos := l.pos
 	prev := l.prev
 	for {
@@ -203,33 +211,46 @@ func (l *mysqlLexer) run() {
 				// never a keyword.
 				prev = tokIdent
 				for {
-					k = min(k, 0xFFFF)
-					if n+4+k > limit {
-						l.pos, l.prev, st.buf, st.full = end, prev, out[:n], true
-						return
+					if n+4+min(k, 0xFFFF) > limit {
+						goto full
 					}
 					n = putIdent(out, n, src, pos, end)
+					if tw+textSlack+k <= len(tout) {
+						tw = putNameText(tout, tw, src, pos, end)
+					} else {
+						tout = nil
+					}
 					if n+2 > limit {
-						l.pos, l.prev, st.buf, st.full = end, prev, out[:n], true
-						return
+						goto full
 					}
 					out[n] = '.'
 					out[n+1] = 0
 					n += 2
+					if tw+2 <= len(tout) {
+						tout[tw] = '.'
+						tout[tw+1] = ' '
+						tw += 2
+					} else {
+						tout = nil
+					}
 					pos = end + 1
 					end = pos + 1
 					for end < len(src) && identChar[src[end]] {
 						end++
 					}
-					k = min(end-pos, 0xFFFF)
+					k = end - pos
 					if end+1 >= len(src) || src[end] != '.' || !identChar[src[end+1]] {
-						if n+4+k > limit {
-							l.pos, l.prev, st.buf, st.full = end, prev, out[:n], true
-							return
-						}
-						n = putIdent(out, n, src, pos, end)
 						break
 					}
+				}
+				if n+4+min(k, 0xFFFF) > limit {
+					goto full
+				}
+				n = putIdent(out, n, src, pos, end)
+				if tw+textSlack+k <= len(tout) {
+					tw = putNameText(tout, tw, src, pos, end)
+				} else {
+					tout = nil
 				}
 				st.lastID = n
 				pos = end
@@ -244,15 +265,13 @@ func (l *mysqlLexer) run() {
 				e, ok = findShort(src, pos, k)
 			} else if e := mainKeywords.find(src[pos:end]); e != nil && (!e.funcOnly || next == '(') {
 				l.tokStart = pos
-				pos = end
-				l.pos, l.prev, st.buf = pos, prev, out[:n]
-				if !l.emitKeyword(e.tok) {
-					return
-				}
-				if st.full {
+				l.pos, l.prev = end, prev
+				st.buf, st.text = out[:n], textOf(tout, tw)
+				if !l.emitKeyword(e.tok) || st.full {
 					return
 				}
 				n, pos, prev = len(st.buf), l.pos, l.prev
+				tout, tw = textFrom(tout, st.text)
 				if l.pendingWith {
 					break
 				}
@@ -262,11 +281,13 @@ func (l *mysqlLexer) run() {
 				if e.special {
 					// NULL, NOT, WITH, ROLLUP, hintable keywords.
 					l.tokStart = pos
-					l.pos, l.prev, st.buf = end, prev, out[:n]
+					l.pos, l.prev = end, prev
+					st.buf, st.text = out[:n], textOf(tout, tw)
 					if !l.emitKeyword(e.tok) || st.full {
 						return
 					}
 					n, pos, prev = len(st.buf), l.pos, l.prev
+					tout, tw = textFrom(tout, st.text)
 					if l.pendingWith {
 						break // WITH: next, until the token after it
 					}
@@ -275,21 +296,29 @@ func (l *mysqlLexer) run() {
 				pos = end
 				prev = e.tok
 				if n+2 > limit {
-					l.pos, l.prev, st.buf, st.full = pos, prev, out[:n], true
-					return
+					goto full
 				}
 				out[n] = byte(e.tok)
 				out[n+1] = byte(e.tok >> 8)
 				n += 2
+				if tw+textSlack <= len(tout) {
+					tw = putTokText(tout, tw, e.tok)
+				} else {
+					tout = nil
+				}
 				continue
 			}
 			pos = end
 			prev = tokIdent
 			if n+4+k > limit {
-				l.pos, l.prev, st.buf, st.full = pos, prev, out[:n], true
-				return
+				goto full
 			}
 			n = putIdent(out, n, src, pos-k, end)
+			if tw+textSlack+k <= len(tout) {
+				tw = putNameText(tout, tw, src, pos-k, end)
+			} else {
+				tout = nil
+			}
 			st.lastID = n
 			continue
 		case fDigit:
@@ -313,34 +342,42 @@ func (l *mysqlLexer) run() {
 			l.noteLiteral(pos, i)
 			pos = i
 			prev = tokValue
-			st.buf = out[:n]
+			st.buf, st.text = out[:n], textOf(tout, tw)
 			st.addNumber()
 			if st.full {
 				l.pos, l.prev = pos, prev
 				return
 			}
 			n = len(st.buf)
+			tout, tw = textFrom(tout, st.text)
 			continue
 		case fPunct:
 			pos++
 			prev = uint16(c)
 			if c == ')' {
-				st.buf = out[:n]
+				st.buf, st.text = out[:n], textOf(tout, tw)
 				st.closeParen()
 				if st.full {
 					l.pos, l.prev = pos, prev
 					return
 				}
 				n = len(st.buf)
+				tout, tw = textFrom(tout, st.text)
 				continue
 			}
 			if n+2 > limit {
-				l.pos, l.prev, st.buf, st.full = pos, prev, out[:n], true
-				return
+				goto full
 			}
 			out[n] = c
 			out[n+1] = 0
 			n += 2
+			if tw+2 <= len(tout) {
+				tout[tw] = c
+				tout[tw+1] = ' '
+				tw += 2
+			} else {
+				tout = nil
+			}
 			continue
 		case fEq:
 			if pos+1 < len(src) {
@@ -351,12 +388,18 @@ func (l *mysqlLexer) run() {
 			pos++
 			prev = tokEQ
 			if n+2 > limit {
-				l.pos, l.prev, st.buf, st.full = pos, prev, out[:n], true
-				return
+				goto full
 			}
 			out[n] = byte(tokEQ & 0xFF)
 			out[n+1] = byte(tokEQ >> 8)
 			n += 2
+			if tw+2 <= len(tout) {
+				tout[tw] = '='
+				tout[tw+1] = ' '
+				tw += 2
+			} else {
+				tout = nil
+			}
 			continue
 		case fBackQuote:
 			i := pos + 1
@@ -366,28 +409,35 @@ func (l *mysqlLexer) run() {
 			if i+1 >= len(src) || src[i] != '`' || src[i+1] == '`' {
 				break // unterminated, doubled quote, or at the end: next
 			}
-			k := min(i-pos-1, 0xFFFF)
+			k := i - pos - 1
 			prev = tokIdent
-			if n+4+k > limit {
-				l.pos, l.prev, st.buf, st.full = i+1, prev, out[:n], true
-				return
-			}
-			n = putIdent(out, n, src, pos+1, i)
-			st.lastID = n
 			pos = i + 1
+			if n+4+min(k, 0xFFFF) > limit {
+				goto full
+			}
+			n = putIdent(out, n, src, i-k, i)
+			if tw+textSlack+k <= len(tout) {
+				tw = putNameText(tout, tw, src, i-k, i)
+			} else {
+				tout = nil
+			}
+			st.lastID = n
 			continue
 		case fQuote:
 			l.tokStart = pos
-			l.pos, l.prev, st.buf = pos+1, prev, out[:n]
+			l.pos, l.prev = pos+1, prev
+			st.buf, st.text = out[:n], textOf(tout, tw)
 			if !l.text('\'') || st.full {
 				return
 			}
 			n, pos, prev = len(st.buf), l.pos, l.prev
+			tout, tw = textFrom(tout, st.text)
 			continue
 		}
 		// Any other token: next lexes it, and every token after it while
 		// the lexer is in a state of its own.
-		l.pos, l.prev, st.buf = pos, prev, out[:n]
+		l.pos, l.prev = pos, prev
+		st.buf, st.text = out[:n], textOf(tout, tw)
 		for {
 			if !l.next() || st.full {
 				return
@@ -397,10 +447,36 @@ func (l *mysqlLexer) run() {
 			}
 		}
 		n, pos, prev = len(st.buf), l.pos, l.prev
+		tout, tw = textFrom(tout, st.text)
 	}
-	l.pos, l.prev, st.buf = pos, prev, out[:n]
+	l.pos, l.prev = pos, prev
+	st.buf, st.text = out[:n], textOf(tout, tw)
 	for !st.full && l.next() {
 	}
+	return
+full:
+	// The token at pos does not fit: the stream is full, and nothing
+	// after it counts.
+	l.pos, l.prev = pos, prev
+	st.buf, st.text = out[:n], textOf(tout, tw)
+	st.full = true
+}
+
+// textOf is the text slice of a local text buffer and length.
+func textOf(tout []byte, tw int) []byte {
+	if tout == nil {
+		return nil
+	}
+	return tout[:tw]
+}
+
+// textFrom returns the local text buffer and length for st.text after a
+// call that may have changed it.
+func textFrom(tout, text []byte) ([]byte, int) {
+	if text == nil {
+		return nil, 0
+	}
+	return tout, len(text)
 }
 
 // putIdent writes the unquoted identifier src[s:e] at out[n:], which has
@@ -466,6 +542,7 @@ func (l *mysqlLexer) emitTok(t uint16) bool {
 	b[n] = byte(t)
 	b[n+1] = byte(t >> 8)
 	st.buf = b
+	st.textTok(t)
 	return true
 }
 
@@ -514,6 +591,7 @@ func (l *mysqlLexer) emitIdent(s, e int, quote byte) bool {
 	copy(b[at+4:], l.src[s:e])
 	st.buf = b
 	st.lastID = len(b)
+	st.textIdent(tokIdent, b[at+4:])
 	return true
 }
 

@@ -70,8 +70,8 @@ type Normalizer struct {
 func New(opts ...Option) *Normalizer {
 	n := &Normalizer{cfg: newConfig(opts)}
 	n.tk = n.cfg.dialect.newTokenizer()
-	n.st.reset(n.cfg.maxDigestLength)
 	n.text = make([]byte, 0, 256)
+	n.st.reset(n.cfg.maxDigestLength, n.text[:0])
 	return n
 }
 
@@ -86,10 +86,15 @@ func (n *Normalizer) Normalize(sql string) Result {
 	if len(n.st.buf) > 0 {
 		r.Digest = sha256.Sum256(n.st.buf)
 	}
-	pfs := len(n.st.buf)
-	if pfs > n.cfg.pfsMaxDigestLength {
-		pfs = n.cfg.pfsMaxDigestLength
+	if t := n.st.text; t != nil && len(n.st.buf) <= n.cfg.pfsMaxDigestLength {
+		// The text kept as the stream grew is the whole stream's.
+		if len(t) > 0 && t[len(t)-1] == ' ' {
+			t = t[:len(t)-1]
+		}
+		r.Text = t
+		return r
 	}
+	pfs := min(len(n.st.buf), n.cfg.pfsMaxDigestLength)
 	n.text = renderText(n.text[:0], n.st.buf[:pfs])
 	r.Text = n.text
 	return r
@@ -106,7 +111,7 @@ func (n *Normalizer) NormalizeBytes(sql []byte) Result {
 
 // tokenize fills n.st with the normalized token stream of sql.
 func (n *Normalizer) tokenize(sql string) {
-	n.st.reset(n.cfg.maxDigestLength)
+	n.st.reset(n.cfg.maxDigestLength, n.text[:0])
 	if n.st.max == 0 {
 		return
 	}

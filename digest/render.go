@@ -46,6 +46,9 @@ func initRender() {
 		longest = max(longest, len(s))
 	}
 	maxTextPerByte = (longest + 1) / 2
+	if longest+8 > textSlack {
+		panic("digest: BUG: textSlack too small")
+	}
 }
 
 // renderText appends the DIGEST_TEXT of the token stream toks to dst, the way
@@ -147,6 +150,77 @@ func renderText(dst, toks []byte) []byte {
 		w--
 	}
 	return dst[:w]
+}
+
+// putTokText writes tok's printed form, with its trailing space if it has
+// one, at out[w:], which has textSlack bytes of room, and returns the new
+// length.
+func putTokText(out []byte, w int, tok uint16) int {
+	f := &tokOut[tok]
+	binary.LittleEndian.PutUint64(out[w:], f.word)
+	if f.long {
+		copy(out[w:], tokText[tok])
+		if f.spaced {
+			out[w+int(f.n)-1] = ' '
+		}
+	}
+	return w + int(f.n)
+}
+
+// putIdentText writes the printed form of the identifier name (tokIdent
+// or tokIdentAt) at out[w:], which has textSlack+len(name) bytes of room,
+// and returns the new length: as renderText prints it.
+func putIdentText(out []byte, w int, tok uint16, name string) int {
+	n := len(name)
+	if n > maxIdentRender {
+		return w + copy(out[w:], "...")
+	}
+	if n == 0 || !utf8mb3String(name) {
+		return w
+	}
+	out[w] = '`'
+	copy(out[w+1:], name)
+	out[w+n+1] = '`'
+	out[w+n+2] = ' '
+	if tok == tokIdent {
+		return w + n + 3
+	}
+	return w + n + 2
+}
+
+// putNameText is putIdentText for the identifier src[s:e], moving a short
+// ASCII name in two words.
+func putNameText(out []byte, w int, src string, s, e int) int {
+	n := e - s
+	if n <= 16 && s+16 <= len(src) && n > 0 {
+		a := load64(src, s)
+		b := load64(src, s+8)
+		hi := a
+		if n < 8 {
+			hi &= nameMask[n]
+		} else {
+			hi |= b & nameMask[n-8]
+		}
+		if hi&0x8080808080808080 == 0 {
+			out[w] = '`'
+			binary.LittleEndian.PutUint64(out[w+1:], a)
+			binary.LittleEndian.PutUint64(out[w+9:], b)
+			out[w+n+1] = '`'
+			out[w+n+2] = ' '
+			return w + n + 3
+		}
+	}
+	return putIdentText(out, w, tokIdent, src[s:e])
+}
+
+// utf8mb3String is utf8mb3 for a string.
+func utf8mb3String(s string) bool {
+	for _, r := range s {
+		if r == utf8.RuneError || r > 0xFFFF {
+			return false
+		}
+	}
+	return true
 }
 
 // utf8mb3 reports whether b is valid UTF-8 without 4-byte sequences.

@@ -1,5 +1,7 @@
 package digest
 
+import "unsafe"
+
 // stream is the normalized token stream of one statement, laid out as
 // MySQL's sql_digest_storage lays out its token array: a token is two bytes,
 // little endian; an identifier is its token, a two-byte length and the
@@ -11,24 +13,49 @@ package digest
 // The reductions (literals to ?, sign folding, value lists, rows, IN lists)
 // rewrite the stream's tail as MySQL's digest_add_token does; they never
 // look back past the last identifier.
+//
+// The stream also keeps its DIGEST_TEXT as it grows (text): every token
+// printed with its trailing space, as renderText prints it, so that the
+// common statement needs no second pass over the stream. A reduction pops
+// tokens that are never identifiers, so the text shrinks by their printed
+// lengths. When the next token might not fit in text's capacity, text
+// becomes nil and the Normalizer renders the stream at the end instead.
 type stream struct {
 	buf    []byte // len is MySQL's m_byte_count; cap >= max
+	text   []byte // renderText(buf) with its trailing space, or nil
 	max    int
 	lastID int // end of the last identifier: peeks stop here
 	full   bool
 }
 
-func (s *stream) reset(max int) {
+// textSlack is the most bytes one token or short identifier writes past
+// the text's length: a word store past a short form, or the longest form.
+const textSlack = 48
+
+// reset empties the stream for a statement. text, when not nil, is the
+// buffer to keep the DIGEST_TEXT in (its capacity is used).
+func (s *stream) reset(max int, text []byte) {
 	if cap(s.buf) < max {
 		s.buf = make([]byte, 0, max)
 	}
 	s.buf = s.buf[:0]
+	s.text = text
 	s.max = max
 	s.lastID = 0
 	s.full = false
 }
 
-func (s *stream) pop(n int) { s.buf = s.buf[:len(s.buf)-2*n] }
+func (s *stream) pop(n int) {
+	b := s.buf
+	if s.text != nil {
+		t := len(s.text)
+		for i := 1; i <= n; i++ {
+			t -= int(tokOut[uint16(b[len(b)-2*i])|uint16(b[len(b)-2*i+1])<<8].n)
+		}
+		s.text = s.text[:t]
+	}
+	s.buf = b[:len(b)-2*n]
+}
 
 // store appends one token, or marks the stream full when it does not fit.
 func (s *stream) store(tok uint16) {
@@ -40,6 +67,27 @@ func (s *stream) store(tok uint16) {
 	s.buf = s.buf[:n+2]
 	s.buf[n] = byte(tok)
 	s.buf[n+1] = byte(tok >> 8)
+	s.textTok(tok)
+}
+
+// textTok appends tok's printed form to the text.
+func (s *stream) textTok(tok uint16) {
+	t := len(s.text)
+	if t+textSlack > cap(s.text) {
+		s.text = nil
+		return
+	}
+	s.text = s.text[:putTokText(s.text[:cap(s.text)], t, tok)]
+}
+
+// textIdent appends an identifier's printed form to the text.
+func (s *stream) textIdent(tok uint16, name []byte) {
+	t := len(s.text)
+	if t+textSlack+len(name) > cap(s.text) {
+		s.text = nil
+		return
+	}
+	s.text = s.text[:putIdentText(s.text[:cap(s.text)], t, tok, unsafe.String(unsafe.SliceData(name), len(name)))]
 }
 
 // peek2 returns the last two tokens (t1 the last), or tokUnused where the
@@ -185,6 +233,7 @@ func (s *stream) addIdent(tok uint16, name string, quote byte) {
 	}
 	s.buf = b
 	s.lastID = len(b)
+	s.textIdent(tok, b[at+4:])
 }
 
 // end closes the statement: a trailing ';' is dropped.
