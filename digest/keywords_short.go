@@ -7,7 +7,10 @@ package digest
 
 type shortEntry struct {
 	key      uint64 // the upper-case name, little endian; 0 marks an empty slot
+	word     uint64 // tokOut[tok].word
 	tok      uint16
+	n        uint8 // tokOut[tok].n
+	long     bool  // tokOut[tok].long
 	funcOnly bool
 	special  bool // tokFlags[tok]&flagSpecial != 0
 }

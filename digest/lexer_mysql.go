@@ -157,30 +157,24 @@ func init() {
 // the rules. Both paths produce the same stream: the fast one only takes
 // cases whose rules are simple.
 func (l *mysqlLexer) run() {
-	st := l.st
 	if l.mode&IgnoreSpace != 0 {
 		// A space between a name and '(' changes keyword rules: next
 		// handles every token.
-		for !st.full && l.next() {
+		for !l.st.full && l.next() {
 		}
 		return
 	}
 	src := l.src
-	// The loop keeps the lexer's position, the previous token, the
-	// stream's length and the text's length in locals, and writes them back
-	// (save) before any call that reads them. tout is nil once the text is
-	// not kept.
-	out := st.buf[:cap(st.buf)]
-	limit := st.max
-	n := len(st.buf)
-	var tout []byte
-	tw := 0
-	if st.text != nil {
-		tout = st.text[:cap(st.text)]
-		tw = len(st.text)
-	}
+	// The loop keeps the lexer's position, the stream's length and the
+	// text's length in locals, and writes them back before any call that
+	// reads them; out is the stream up to max_digest_length, tout the
+	// text's whole buffer; tw is textOff once the text is not kept. Few
+	// locals change in the loop, so that they stay in registers.
+	out := l.st.buf[:l.st.max]
+	n := len(l.st.buf)
+	tout := l.st.text[:cap(l.st.text)]
+	tw := textFrom(l.st.text)
 	pos := l.pos
-	prev := l.prev
 	for {
 		if pos < len(src) && isSpace[src[pos]] {
 			pos++
@@ -209,29 +203,22 @@ func (l *mysqlLexer) run() {
 				}
 				// A qualified name, a.b.c: every part is an identifier,
 				// never a keyword.
-				prev = tokIdent
+				l.prev = tokIdent
 				for {
-					if n+4+min(k, 0xFFFF) > limit {
+					if n+4+min(k, 0xFFFF) > len(out) {
 						goto full
 					}
-					n = putIdent(out, n, src, pos, end)
-					if tw+textSlack+k <= len(tout) {
-						tw = putNameText(tout, tw, src, pos, end)
-					} else {
-						tout = nil
-					}
-					if n+2 > limit {
+					n, tw = putName(out, n, tout, tw, src, pos, end)
+					if n+2 > len(out) {
 						goto full
 					}
-					out[n] = '.'
-					out[n+1] = 0
+					binary.LittleEndian.PutUint16(out[n:], '.')
 					n += 2
 					if tw+2 <= len(tout) {
-						tout[tw] = '.'
-						tout[tw+1] = ' '
+						binary.LittleEndian.PutUint16(tout[tw:], '.'|' '<<8)
 						tw += 2
 					} else {
-						tout = nil
+						tw = textOff
 					}
 					pos = end + 1
 					end = pos + 1
@@ -243,16 +230,11 @@ func (l *mysqlLexer) run() {
 						break
 					}
 				}
-				if n+4+min(k, 0xFFFF) > limit {
+				if n+4+min(k, 0xFFFF) > len(out) {
 					goto full
 				}
-				n = putIdent(out, n, src, pos, end)
-				if tw+textSlack+k <= len(tout) {
-					tw = putNameText(tout, tw, src, pos, end)
-				} else {
-					tout = nil
-				}
-				st.lastID = n
+				n, tw = putName(out, n, tout, tw, src, pos, end)
+				l.st.lastID = n
 				pos = end
 				continue
 			}
@@ -265,13 +247,13 @@ func (l *mysqlLexer) run() {
 				e, ok = findShort(src, pos, k)
 			} else if e := mainKeywords.find(src[pos:end]); e != nil && (!e.funcOnly || next == '(') {
 				l.tokStart = pos
-				l.pos, l.prev = end, prev
-				st.buf, st.text = out[:n], textOf(tout, tw)
-				if !l.emitKeyword(e.tok) || st.full {
+				l.pos = end
+				l.st.buf, l.st.text = out[:n], textOf(tout, tw)
+				if !l.emitKeyword(e.tok) || l.st.full {
 					return
 				}
-				n, pos, prev = len(st.buf), l.pos, l.prev
-				tout, tw = textFrom(tout, st.text)
+				n, pos = len(l.st.buf), l.pos
+				tw = textFrom(l.st.text)
 				if l.pendingWith {
 					break
 				}
@@ -281,45 +263,44 @@ func (l *mysqlLexer) run() {
 				if e.special {
 					// NULL, NOT, WITH, ROLLUP, hintable keywords.
 					l.tokStart = pos
-					l.pos, l.prev = end, prev
-					st.buf, st.text = out[:n], textOf(tout, tw)
-					if !l.emitKeyword(e.tok) || st.full {
+					l.pos = end
+					l.st.buf, l.st.text = out[:n], textOf(tout, tw)
+					if !l.emitKeyword(e.tok) || l.st.full {
 						return
 					}
-					n, pos, prev = len(st.buf), l.pos, l.prev
-					tout, tw = textFrom(tout, st.text)
+					n, pos = len(l.st.buf), l.pos
+					tw = textFrom(l.st.text)
 					if l.pendingWith {
 						break // WITH: next, until the token after it
 					}
 					continue
 				}
 				pos = end
-				prev = e.tok
-				if n+2 > limit {
+				l.prev = e.tok
+				if n+2 > len(out) {
 					goto full
 				}
-				out[n] = byte(e.tok)
-				out[n+1] = byte(e.tok >> 8)
+				binary.LittleEndian.PutUint16(out[n:], e.tok)
 				n += 2
 				if tw+textSlack <= len(tout) {
-					tw = putTokText(tout, tw, e.tok)
+					if e.long {
+						tw = putTokText(tout, tw, e.tok)
+					} else {
+						binary.LittleEndian.PutUint64(tout[tw:], e.word)
+						tw += int(e.n)
+					}
 				} else {
-					tout = nil
+					tw = textOff
 				}
 				continue
 			}
 			pos = end
-			prev = tokIdent
-			if n+4+k > limit {
+			l.prev = tokIdent
+			if n+4+k > len(out) {
 				goto full
 			}
-			n = putIdent(out, n, src, pos-k, end)
-			if tw+textSlack+k <= len(tout) {
-				tw = putNameText(tout, tw, src, pos-k, end)
-			} else {
-				tout = nil
-			}
-			st.lastID = n
+			n, tw = putName(out, n, tout, tw, src, pos-k, end)
+			l.st.lastID = n
 			continue
 		case fDigit:
 			i := pos + 1
@@ -341,42 +322,48 @@ func (l *mysqlLexer) run() {
 			l.tokStart = pos
 			l.noteLiteral(pos, i)
 			pos = i
-			prev = tokValue
-			st.buf, st.text = out[:n], textOf(tout, tw)
-			st.addNumber()
-			if st.full {
-				l.pos, l.prev = pos, prev
-				return
+			l.prev = tokValue
+			if lastID := l.st.lastID; n >= lastID+2 && (out[n-2] == '-' || out[n-2] == '+') && out[n-1] == 0 {
+				// A sign before it may fold into the value.
+				l.st.buf, l.st.text = out[:n], textOf(tout, tw)
+				l.st.addNumber()
+				if l.st.full {
+					l.pos = pos
+					return
+				}
+				n = len(l.st.buf)
+				tw = textFrom(l.st.text)
+				continue
 			}
-			n = len(st.buf)
-			tout, tw = textFrom(tout, st.text)
+			var ok bool
+			if n, tw, ok = putValue(out, n, l.st.lastID, tout, tw); !ok {
+				goto full
+			}
 			continue
 		case fPunct:
 			pos++
-			prev = uint16(c)
+			l.prev = uint16(c)
 			if c == ')' {
-				st.buf, st.text = out[:n], textOf(tout, tw)
-				st.closeParen()
-				if st.full {
-					l.pos, l.prev = pos, prev
+				l.st.buf, l.st.text = out[:n], textOf(tout, tw)
+				l.st.closeParen()
+				if l.st.full {
+					l.pos = pos
 					return
 				}
-				n = len(st.buf)
-				tout, tw = textFrom(tout, st.text)
+				n = len(l.st.buf)
+				tw = textFrom(l.st.text)
 				continue
 			}
-			if n+2 > limit {
+			if n+2 > len(out) {
 				goto full
 			}
-			out[n] = c
-			out[n+1] = 0
+			binary.LittleEndian.PutUint16(out[n:], uint16(c))
 			n += 2
 			if tw+2 <= len(tout) {
-				tout[tw] = c
-				tout[tw+1] = ' '
+				binary.LittleEndian.PutUint16(tout[tw:], uint16(c)|' '<<8)
 				tw += 2
 			} else {
-				tout = nil
+				tw = textOff
 			}
 			continue
 		case fEq:
@@ -386,19 +373,17 @@ func (l *mysqlLexer) run() {
 				}
 			}
 			pos++
-			prev = tokEQ
-			if n+2 > limit {
+			l.prev = tokEQ
+			if n+2 > len(out) {
 				goto full
 			}
-			out[n] = byte(tokEQ & 0xFF)
-			out[n+1] = byte(tokEQ >> 8)
+			binary.LittleEndian.PutUint16(out[n:], tokEQ)
 			n += 2
 			if tw+2 <= len(tout) {
-				tout[tw] = '='
-				tout[tw+1] = ' '
+				binary.LittleEndian.PutUint16(tout[tw:], '='|' '<<8)
 				tw += 2
 			} else {
-				tout = nil
+				tw = textOff
 			}
 			continue
 		case fBackQuote:
@@ -410,91 +395,165 @@ func (l *mysqlLexer) run() {
 				break // unterminated, doubled quote, or at the end: next
 			}
 			k := i - pos - 1
-			prev = tokIdent
+			l.prev = tokIdent
 			pos = i + 1
-			if n+4+min(k, 0xFFFF) > limit {
+			if n+4+min(k, 0xFFFF) > len(out) {
 				goto full
 			}
-			n = putIdent(out, n, src, i-k, i)
-			if tw+textSlack+k <= len(tout) {
-				tw = putNameText(tout, tw, src, i-k, i)
-			} else {
-				tout = nil
-			}
-			st.lastID = n
+			n, tw = putName(out, n, tout, tw, src, i-k, i)
+			l.st.lastID = n
 			continue
 		case fQuote:
-			l.tokStart = pos
-			l.pos, l.prev = pos+1, prev
-			st.buf, st.text = out[:n], textOf(tout, tw)
-			if !l.text('\'') || st.full {
+			escapes := l.mode&NoBackslashEscapes == 0
+			i := pos + 1
+			for i < len(src) {
+				if c := src[i]; c == '\'' {
+					if i+1 < len(src) && src[i+1] == '\'' {
+						i += 2
+						continue
+					}
+					break
+				} else if c == '\\' && escapes {
+					i++
+				}
+				i++
+			}
+			if i >= len(src) {
+				// Unterminated: text ends the statement.
+				l.tokStart = pos
+				l.pos = pos + 1
+				l.st.buf, l.st.text = out[:n], textOf(tout, tw)
+				l.text('\'')
 				return
 			}
-			n, pos, prev = len(st.buf), l.pos, l.prev
-			tout, tw = textFrom(tout, st.text)
+			l.tokStart = pos
+			l.noteLiteral(pos, i+1)
+			pos = i + 1
+			l.prev = tokValue
+			var ok bool
+			if n, tw, ok = putValue(out, n, l.st.lastID, tout, tw); !ok {
+				goto full
+			}
 			continue
 		}
 		// Any other token: next lexes it, and every token after it while
 		// the lexer is in a state of its own.
-		l.pos, l.prev = pos, prev
-		st.buf, st.text = out[:n], textOf(tout, tw)
+		l.pos = pos
+		l.st.buf, l.st.text = out[:n], textOf(tout, tw)
 		for {
-			if !l.next() || st.full {
+			if !l.next() || l.st.full {
 				return
 			}
 			if l.state == stStart && !l.pendingWith {
 				break
 			}
 		}
-		n, pos, prev = len(st.buf), l.pos, l.prev
-		tout, tw = textFrom(tout, st.text)
+		n, pos = len(l.st.buf), l.pos
+		tw = textFrom(l.st.text)
 	}
-	l.pos, l.prev = pos, prev
-	st.buf, st.text = out[:n], textOf(tout, tw)
-	for !st.full && l.next() {
+	l.pos = pos
+	l.st.buf, l.st.text = out[:n], textOf(tout, tw)
+	for !l.st.full && l.next() {
 	}
 	return
 full:
 	// The token at pos does not fit: the stream is full, and nothing
 	// after it counts.
-	l.pos, l.prev = pos, prev
-	st.buf, st.text = out[:n], textOf(tout, tw)
-	st.full = true
+	l.pos = pos
+	l.st.buf, l.st.text = out[:n], textOf(tout, tw)
+	l.st.full = true
 }
+
+// textOff is the loop's text length once the text is not kept: every
+// "does it fit" test on it fails.
+const textOff = 1 << 48
 
 // textOf is the text slice of a local text buffer and length.
 func textOf(tout []byte, tw int) []byte {
-	if tout == nil {
+	if tw > len(tout) {
 		return nil
 	}
 	return tout[:tw]
 }
 
-// textFrom returns the local text buffer and length for st.text after a
-// call that may have changed it.
-func textFrom(tout, text []byte) ([]byte, int) {
+// textFrom returns the local text length for st.text after a call that
+// may have changed it.
+func textFrom(text []byte) int {
 	if text == nil {
-		return nil, 0
+		return textOff
 	}
-	return tout, len(text)
+	return len(text)
 }
 
-// putIdent writes the unquoted identifier src[s:e] at out[n:], which has
-// room for it, and returns the new length. A name longer than 0xFFFF bytes
-// is cut there, as addIdent cuts it. A short name moves in two words when
-// out and src have the room; the bytes past it are overwritten by the next
-// token.
-func putIdent(out []byte, n int, src string, s, e int) int {
-	k := min(e-s, 0xFFFF)
-	e = s + k
-	binary.LittleEndian.PutUint32(out[n:], uint32(tokIdent)|uint32(k)<<16)
-	if k <= 16 && s+16 <= len(src) && n+20 <= len(out) {
-		binary.LittleEndian.PutUint64(out[n+4:], load64(src, s))
-		binary.LittleEndian.PutUint64(out[n+12:], load64(src, s+8))
-	} else {
-		copy(out[n+4:], src[s:e])
+// putValue adds a literal to the stream at out[:n] and to the text at
+// tout[:tw] as the stream's addValue does ("? , ?" becomes "?, ..."), and
+// returns the new lengths, tw textOff when the text is no longer kept. ok is
+// false when the stream is full.
+func putValue(out []byte, n, lastID int, tout []byte, tw int) (_, _ int, ok bool) {
+	tok := tokValue
+	if n >= lastID+4 && out[n-2] == ',' && out[n-1] == 0 {
+		if t2 := binary.LittleEndian.Uint16(out[n-4:]); t2 == tokValue || t2 == tokValueList {
+			n -= 4
+			tw -= int(tokOut[','].n) + int(tokOut[t2].n)
+			tok = tokValueList
+		}
 	}
-	return n + 4 + k
+	if n+2 > len(out) {
+		return n, tw, false
+	}
+	binary.LittleEndian.PutUint16(out[n:], tok)
+	if tw+textSlack > len(tout) {
+		return n + 2, textOff, true
+	}
+	f := &tokOut[tok]
+	binary.LittleEndian.PutUint64(tout[tw:], f.word)
+	return n + 2, tw + int(f.n), true
+}
+
+// putName writes the unquoted identifier src[s:e] to the stream at
+// out[n:], which has room for it, and its printed form to the text at
+// tout[tw:]; it returns the new lengths, tw textOff when the text is no longer
+// kept. A name longer than 0xFFFF bytes is cut there, as addIdent cuts it.
+//
+// A short ASCII name moves in two words, loaded once for both: the bytes
+// written past it are overwritten by the next token.
+func putName(out []byte, n int, tout []byte, tw int, src string, s, e int) (int, int) {
+	k := e - s
+	if k <= 16 && s+16 <= len(src) && n+20 <= len(out) && tw+19 <= len(tout) {
+		a := load64(src, s)
+		b := load64(src, s+8)
+		hi := a
+		if k < 8 {
+			hi &= nameMask[k]
+		} else {
+			hi |= b & nameMask[k-8]
+		}
+		if hi&0x8080808080808080 == 0 && k > 0 {
+			o := out[n : n+20]
+			binary.LittleEndian.PutUint32(o, uint32(tokIdent)|uint32(k)<<16)
+			binary.LittleEndian.PutUint64(o[4:], a)
+			binary.LittleEndian.PutUint64(o[12:], b)
+			t := tout[tw : tw+19]
+			t[0] = '`'
+			binary.LittleEndian.PutUint64(t[1:], a)
+			binary.LittleEndian.PutUint64(t[9:], b)
+			t[k+1] = '`'
+			t[k+2] = ' '
+			return n + 4 + k, tw + k + 3
+		}
+	}
+	return putNameSlow(out, n, tout, tw, src, s, e)
+}
+
+func putNameSlow(out []byte, n int, tout []byte, tw int, src string, s, e int) (int, int) {
+	k := min(e-s, 0xFFFF)
+	name := src[s : s+k]
+	binary.LittleEndian.PutUint32(out[n:], uint32(tokIdent)|uint32(k)<<16)
+	copy(out[n+4:], name)
+	if tw+textSlack+k > len(tout) {
+		return n + 4 + k, textOff
+	}
+	return n + 4 + k, putIdentText(tout, tw, tokIdent, name)
 }
 
 // at returns the byte at i, or 0 past the end (MySQL's buffer is

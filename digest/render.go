@@ -188,31 +188,6 @@ func putIdentText(out []byte, w int, tok uint16, name string) int {
 	return w + n + 2
 }
 
-// putNameText is putIdentText for the identifier src[s:e], moving a short
-// ASCII name in two words.
-func putNameText(out []byte, w int, src string, s, e int) int {
-	n := e - s
-	if n <= 16 && s+16 <= len(src) && n > 0 {
-		a := load64(src, s)
-		b := load64(src, s+8)
-		hi := a
-		if n < 8 {
-			hi &= nameMask[n]
-		} else {
-			hi |= b & nameMask[n-8]
-		}
-		if hi&0x8080808080808080 == 0 {
-			out[w] = '`'
-			binary.LittleEndian.PutUint64(out[w+1:], a)
-			binary.LittleEndian.PutUint64(out[w+9:], b)
-			out[w+n+1] = '`'
-			out[w+n+2] = ' '
-			return w + n + 3
-		}
-	}
-	return putIdentText(out, w, tokIdent, src[s:e])
-}
-
 // utf8mb3String is utf8mb3 for a string.
 func utf8mb3String(s string) bool {
 	for _, r := range s {

@@ -133,12 +133,14 @@ func init() {
 			tokFlags[t] |= flagSpecial
 		}
 	}
+	initRender()
 	for i := range shortKeywords {
 		if e := &shortKeywords[i]; e.key != 0 {
 			e.special = tokFlags[e.tok]&flagSpecial != 0
+			f := tokOut[e.tok]
+			e.word, e.n, e.long = f.word, f.n, f.long
 		}
 	}
-	initRender()
 
 	// A NULL keyword is the literal NULL (and becomes ?) when it follows a
 	// token after which the grammar expects an expression; elsewhere
