@@ -11,9 +11,10 @@ import (
 // and, once the owner is gone, Drain); any goroutine reads it (Load,
 // TryLoad, LoadCounts).
 //
-// The eight counters are owned.Uint64 cells: the owner stores them with
-// plain stores bracketed by seq, an owned.Seq, so a write costs no locked
-// instruction on amd64. A reader copies the cells between two loads of seq
+// The four totals and four marks are owned.Uint64 cells: the owner stores
+// them with plain stores bracketed by seq, an owned.Seq, so a write costs no
+// locked instruction on amd64; within the marks an Alloc or Free stores two
+// cells and the two version bumps. A reader copies the cells between two loads of seq
 // and keeps the copy only if seq was even and unchanged: it never sees a
 // half-applied Alloc or Free. The zero Stat is empty, at epoch 0, ready to
 // use. A Stat must not be copied after first use.
@@ -39,36 +40,34 @@ type Stat struct {
 	allocCount, freeCount owned.Uint64
 	allocSize, freeSize   owned.Uint64
 
-	allocCountCap, allocSizeCap owned.Uint64 // HIGH - CURRENT
-	freeCountCap, freeSizeCap   owned.Uint64 // CURRENT - LOW
+	// The marks themselves, as two's complement int64, rather than MySQL's
+	// capacities (HIGH - CURRENT, CURRENT - LOW): an operation within the
+	// marks then stores two cells instead of six. Counts converts.
+	lowCount, highCount owned.Uint64
+	lowSize, highSize   owned.Uint64
 }
 
 // Alloc counts an allocation of size bytes (MySQL's count_alloc): COUNT_ALLOC
 // and CURRENT_COUNT_USED up by 1, SUM_NUMBER_OF_BYTES_ALLOC and
-// CURRENT_NUMBER_OF_BYTES_USED up by size, the low marks one allocation
-// further below CURRENT. The high-mark capacities absorb the allocation if
-// they can; what they cannot is a new high, returned as the delta the caller
-// must carry to the parents (zero in the steady state). Owner only.
-func (s *Stat) Alloc(epoch, size uint64) AllocDelta {
+// CURRENT_NUMBER_OF_BYTES_USED up by size. If CURRENT passes HIGH, HIGH
+// follows, and how far it moved is returned: the delta the caller must carry
+// to the parents (zero in the steady state). This is MySQL's capacity
+// arithmetic: the delta is what the headroom HIGH - CURRENT could not
+// absorb. Owner only.
+func (s *Stat) Alloc(epoch, size uint64) (d AllocDelta) {
 	if s.epoch.Load() != epoch {
 		s.catchUp(epoch)
 	}
 	s.seq.BeginWrite()
-	s.allocCount.Add(1)
-	s.freeCountCap.Add(1)
-	s.allocSize.Add(size)
-	s.freeSizeCap.Add(size)
-	var d AllocDelta
-	if c := s.allocCountCap.Load(); c >= 1 {
-		s.allocCountCap.Set(c - 1)
-	} else {
-		d.Count = 1
+	cc := s.allocCount.Add(1) - s.freeCount.Load()
+	cs := s.allocSize.Add(size) - s.freeSize.Load()
+	if h := s.highCount.Load(); int64(cc) > int64(h) {
+		d.Count = cc - h
+		s.highCount.Set(cc)
 	}
-	if c := s.allocSizeCap.Load(); c >= size {
-		s.allocSizeCap.Set(c - size)
-	} else {
-		d.Size = size - c
-		s.allocSizeCap.Set(0)
+	if h := s.highSize.Load(); int64(cs) > int64(h) {
+		d.Size = cs - h
+		s.highSize.Set(cs)
 	}
 	s.seq.EndWrite()
 	return d
@@ -76,34 +75,28 @@ func (s *Stat) Alloc(epoch, size uint64) AllocDelta {
 
 // Free counts a free of size bytes (MySQL's count_free), the mirror of
 // Alloc: COUNT_FREE up by 1, SUM_NUMBER_OF_BYTES_FREE up by size, CURRENT
-// down, the high marks further above CURRENT; a new low is returned as the
-// delta to carry. Owner only.
+// down; if CURRENT passes LOW, LOW follows and how far it moved is returned
+// as the delta to carry. Owner only.
 //
 // The block need not have been counted by this Stat: when memory changes
 // hands (allocated by one thread, freed by another), this Stat's CURRENT and
 // LOW go negative. That is expected in the per-thread, account, user and
 // host tables; the global row, which sums every source, stays right
 // (Row.Global).
-func (s *Stat) Free(epoch, size uint64) FreeDelta {
+func (s *Stat) Free(epoch, size uint64) (d FreeDelta) {
 	if s.epoch.Load() != epoch {
 		s.catchUp(epoch)
 	}
 	s.seq.BeginWrite()
-	s.freeCount.Add(1)
-	s.allocCountCap.Add(1)
-	s.freeSize.Add(size)
-	s.allocSizeCap.Add(size)
-	var d FreeDelta
-	if c := s.freeCountCap.Load(); c >= 1 {
-		s.freeCountCap.Set(c - 1)
-	} else {
-		d.Count = 1
+	cc := s.allocCount.Load() - s.freeCount.Add(1)
+	cs := s.allocSize.Load() - s.freeSize.Add(size)
+	if l := s.lowCount.Load(); int64(cc) < int64(l) {
+		d.Count = l - cc
+		s.lowCount.Set(cc)
 	}
-	if c := s.freeSizeCap.Load(); c >= size {
-		s.freeSizeCap.Set(c - size)
-	} else {
-		d.Size = size - c
-		s.freeSizeCap.Set(0)
+	if l := s.lowSize.Load(); int64(cs) < int64(l) {
+		d.Size = l - cs
+		s.lowSize.Set(cs)
 	}
 	s.seq.EndWrite()
 	return d
@@ -126,24 +119,27 @@ func (s *Stat) catchUp(epoch uint64) {
 // counts copies the cells with atomic loads; the caller validates with seq
 // or owns the Stat.
 func (s *Stat) counts() Counts {
+	ac, fc := s.allocCount.Load(), s.freeCount.Load()
+	as, fs := s.allocSize.Load(), s.freeSize.Load()
+	cc, cs := ac-fc, as-fs
 	return Counts{
-		AllocCount: s.allocCount.Load(), FreeCount: s.freeCount.Load(),
-		AllocSize: s.allocSize.Load(), FreeSize: s.freeSize.Load(),
-		AllocCountCapacity: s.allocCountCap.Load(), AllocSizeCapacity: s.allocSizeCap.Load(),
-		FreeCountCapacity: s.freeCountCap.Load(), FreeSizeCapacity: s.freeSizeCap.Load(),
+		AllocCount: ac, FreeCount: fc, AllocSize: as, FreeSize: fs,
+		AllocCountCapacity: s.highCount.Load() - cc, AllocSizeCapacity: s.highSize.Load() - cs,
+		FreeCountCapacity: cc - s.lowCount.Load(), FreeSizeCapacity: cs - s.lowSize.Load(),
 	}
 }
 
 // store writes c into the cells; writer only, inside a seq bracket.
 func (s *Stat) store(c Counts) {
+	cc, cs := c.AllocCount-c.FreeCount, c.AllocSize-c.FreeSize
 	s.allocCount.Set(c.AllocCount)
 	s.freeCount.Set(c.FreeCount)
 	s.allocSize.Set(c.AllocSize)
 	s.freeSize.Set(c.FreeSize)
-	s.allocCountCap.Set(c.AllocCountCapacity)
-	s.allocSizeCap.Set(c.AllocSizeCapacity)
-	s.freeCountCap.Set(c.FreeCountCapacity)
-	s.freeSizeCap.Set(c.FreeSizeCapacity)
+	s.highCount.Set(cc + c.AllocCountCapacity)
+	s.highSize.Set(cs + c.AllocSizeCapacity)
+	s.lowCount.Set(cc - c.FreeCountCapacity)
+	s.lowSize.Set(cs - c.FreeSizeCapacity)
 }
 
 // TryLoadCounts makes one attempt at a consistent copy of the counters as of
