@@ -42,12 +42,19 @@
 //
 // # Per-thread update rules (Stat.Alloc, Stat.Free)
 //
-// Alloc(size), MySQL's count_alloc: AllocCount += 1, AllocSize += size (so
-// CURRENT grows); FreeCountCapacity += 1, FreeSizeCapacity += size (LOW
-// stays where it was). Then the alloc capacities absorb the allocation; what
-// they cannot absorb is a new HIGH, returned as an AllocDelta. Free is the
-// mirror, returning a FreeDelta for a new LOW. In the steady state (usage
-// within its marks) both return a zero delta and touch nothing else.
+// Alloc(size), MySQL's count_alloc: COUNT_ALLOC += 1, SUM_NUMBER_OF_BYTES_ALLOC
+// += size, so CURRENT grows by one block and size bytes; if CURRENT passes
+// HIGH, HIGH follows and the distance it moved is returned as an AllocDelta
+// (MySQL: what the alloc capacity could not absorb). LOW does not move.
+// Free is the mirror, returning a FreeDelta for a new LOW. In the steady
+// state (usage within its marks) both return a zero delta. Counts and bytes
+// are independent: a free may make a new byte low and no new count low.
+//
+// A Stat stores the marks themselves rather than MySQL's capacities, so an
+// operation within the marks stores two cells (a total count and a total
+// size) between the two version bumps; Counts, the form that moves between
+// sources, keeps MySQL's capacities. Both give the same rows and deltas
+// (TestStatRules).
 //
 // A thread may free memory that another thread allocated (ownership moving
 // between threads, or the engine charging a free to the thread that runs it):
