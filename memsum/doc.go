@@ -137,8 +137,8 @@
 //     they were; with a single epoch, every memory table is truncated. An
 //     engine that wants MySQL's scope for account, user and host rows can
 //     use Shared.MoveBalanced and Shared.Aggregate (the partial roll-up);
-//     for thread rows it would need a second epoch (open question, see the
-//     package's tests for the single-epoch contract).
+//     for thread rows it would need a second epoch, or a Stat that keeps
+//     its rolled-up part apart until it ends (not built).
 //   - MySQL's normalize also lowers the low-mark capacity by the frees of
 //     sources that freed more than they allocated (missing_free_capacity),
 //     which raises the global LOW; memsum only clamps it at zero (Row.Global),
