@@ -24,7 +24,8 @@ import "sync/atomic"
 //     the capacities clamped at zero (a capacity is transiently negative
 //     while an optimistic subtraction is being undone), so LOW <= CURRENT
 //     <= HIGH;
-//   - the four totals only grow between Rebase and MoveBalanced calls, so two loads by one goroutine never see them shrink otherwise.
+//   - the four totals only grow between Rebase and MoveBalanced calls, so
+//     two loads by one goroutine never see them shrink otherwise.
 //
 // The marks of a read concurrent with writes may therefore be wider than
 // those of any single moment (LOW lower, HIGH higher, as estimates may be),
