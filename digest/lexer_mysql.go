@@ -244,7 +244,13 @@ func (l *mysqlLexer) run() {
 			var e *shortEntry
 			var ok bool
 			if k <= 8 {
-				e, ok = findShort(src, pos, k)
+				if pos+8 <= len(src) {
+					if x := load64(src, pos) & nameMask[k]; x&0x8080808080808080 == 0 {
+						e, ok = findShortKey(upperWord(x))
+					}
+				} else {
+					e, ok = findShort(src, pos, k)
+				}
 			} else if e := mainKeywords.find(src[pos:end]); e != nil && (!e.funcOnly || next == '(') {
 				l.tokStart = pos
 				l.pos = end
@@ -343,7 +349,8 @@ func (l *mysqlLexer) run() {
 		case fPunct:
 			pos++
 			l.prev = uint16(c)
-			if c == ')' {
+			if c == ')' && n >= l.st.lastID+4 && out[n-4] == '(' && out[n-3] == 0 {
+				// "(?)", "(?, ...)": the reductions of closeParen.
 				l.st.buf, l.st.text = out[:n], textOf(tout, tw)
 				l.st.closeParen()
 				if l.st.full {
