@@ -127,6 +127,7 @@ const (
 	fEq    // '='
 	fQuote // '\''
 	fBackQuote
+	fUnder // '_': maybe _charset, lexed by next
 )
 
 var fastClass [256]uint8
@@ -145,6 +146,7 @@ func init() {
 	fastClass['='] = fEq
 	fastClass['\''] = fQuote
 	fastClass['`'] = fBackQuote
+	fastClass['_'] = fUnder
 }
 
 // run lexes the rest of the statement into l.st.
@@ -238,8 +240,8 @@ func (l *mysqlLexer) run() {
 				pos = end
 				continue
 			}
-			if next == '\'' && k == 1 || c == '_' || k > 0xFFFF {
-				break // N'', X'', B'', _charset: next
+			if next == '\'' && k == 1 || k > 0xFFFF {
+				break // N'', X'', B'': next
 			}
 			var e *shortEntry
 			var ok bool
@@ -410,6 +412,9 @@ func (l *mysqlLexer) run() {
 			n, tw = putName(out, n, tout, tw, src, i-k, i)
 			l.st.lastID = n
 			continue
+		case fOther, fUnder:
+			// Lexed by next, below. (Listing every class lets the
+			// compiler dispatch with one jump table.)
 		case fQuote:
 			escapes := l.mode&NoBackslashEscapes == 0
 			i := pos + 1
