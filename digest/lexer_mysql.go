@@ -534,13 +534,8 @@ func putName(out []byte, n int, tout []byte, tw int, src string, s, e int) (int,
 	if k <= 16 && s+16 <= len(src) && n+20 <= len(out) && tw+19 <= len(tout) {
 		a := load64(src, s)
 		b := load64(src, s+8)
-		hi := a
-		if k < 8 {
-			hi &= nameMask[k]
-		} else {
-			hi |= b & nameMask[k-8]
-		}
-		if hi&0x8080808080808080 == 0 && k > 0 {
+		m := &nameMask16[k]
+		if (a&m[0]|b&m[1])&0x8080808080808080 == 0 && k > 0 {
 			o := out[n : n+20]
 			binary.LittleEndian.PutUint32(o, uint32(tokIdent)|uint32(k)<<16)
 			binary.LittleEndian.PutUint64(o[4:], a)
@@ -556,6 +551,15 @@ func putName(out []byte, n int, tout []byte, tw int, src string, s, e int) (int,
 	}
 	return putNameSlow(out, n, tout, tw, src, s, e)
 }
+
+// nameMask16[k] keeps the low k bytes of a 16-byte name in two words.
+var nameMask16 = func() (m [17][2]uint64) {
+	for k := range m {
+		m[k][0] = nameMask[min(k, 8)]
+		m[k][1] = nameMask[max(k-8, 0)]
+	}
+	return m
+}()
 
 func putNameSlow(out []byte, n int, tout []byte, tw int, src string, s, e int) (int, int) {
 	k := min(e-s, 0xFFFF)
