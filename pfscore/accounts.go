@@ -1,6 +1,7 @@
 package pfscore
 
 import (
+	"github.com/otelpfs/otelpfs/memsum"
 	"slices"
 	"sort"
 	"sync"
@@ -65,6 +66,10 @@ type actorRow struct {
 	live []*Thread
 	// accounts is, for a user or host row, its accounts, under mu.
 	accounts []*actorRow
+	// mem is the row's memory statistics, by memory class kind index: the
+	// carries of its threads' water marks, the roll-ups of ended threads
+	// and removed accounts (memory.go).
+	mem pages[memsum.Shared]
 }
 
 type accountKey struct{ user, host string }
@@ -340,6 +345,8 @@ func (s *Schema) hideIdleActors(m map[accountKey]*actorRow) {
 // their user and host, for accounts), and TOTAL_CONNECTIONS restarts from
 // CURRENT_CONNECTIONS for the others.
 func (s *Schema) truncateActors(m map[accountKey]*actorRow) {
+	s.memMoveBegin() // a removed account's memory moves (memory.go)
+	defer s.memMoveEnd()
 	s.actorsMu.Lock()
 	defer s.actorsMu.Unlock()
 	e := s.epochOf(truncThreads)
@@ -361,6 +368,7 @@ func (s *Schema) truncateActors(m map[accountKey]*actorRow) {
 			// move into the rows that showed them through r.
 			st := loadShared(*r.waits.Load(), len(*r.waits.Load()), e.tag)
 			x := loadSharedCounts(*r.stmts.Load())
+			s.memMoveAccount(r, up[0], up[1])
 			for _, u := range up {
 				if u != nil {
 					u.addWaits(e, st)

@@ -125,8 +125,14 @@
 //	socket_instances
 //	file_summary_by_event_name, file_summary_by_instance,
 //	socket_summary_by_event_name, socket_summary_by_instance
-//	memory_summary_global_by_event_name (for now, the schema's own memory:
-//	memory/performance_schema/<container>)
+//	memory_summary_global_by_event_name,
+//	memory_summary_by_thread_by_event_name,
+//	memory_summary_by_account_by_event_name,
+//	memory_summary_by_user_by_event_name,
+//	memory_summary_by_host_by_event_name (memory classes, and in the global
+//	table the built-in rows: memory/performance_schema/* for the schema's
+//	own containers, rings and digest storage, memory/go/* for the Go
+//	runtime's memory, sampled from runtime/metrics when read)
 //	global_status (the Performance_schema_*_lost counters, and two of
 //	otelpfs's own: see Schema.Status)
 //
@@ -170,6 +176,19 @@
 //     MIN/MAX epoch: a TRUNCATE of one such table (or of a wait or stage
 //     global summary) restarts the others' extremes too (widened to include
 //     AVG), never their counts or sums.
+//   - Memory (see memory.go and package memsum): TRUNCATE of any memory
+//     summary table rebases all five (MySQL's TRUNCATE of the global one);
+//     TRUNCATE of accounts, users or hosts leaves them. When a thread ends
+//     with memory it allocated and did not free, its parents keep its whole
+//     COUNT_ALLOC and count the leaked part as freed, and the global row
+//     counts it allocated again (MySQL's ownership transfer), so no
+//     cumulative column goes down; MySQL moves only the balanced part. A
+//     free counts on the thread that allocated the memory, from whichever
+//     goroutine, unless that thread has ended or is writing at that
+//     instant: then on the global row. The built-in rows are not truncated
+//     but for the marks of memory/go/*, and memory/go/* rows other than
+//     heap objects are one block each, counted as reallocated whenever a
+//     read finds its size changed.
 //   - A stage's history consumers and its thread's HISTORY are read when
 //     it starts, as a wait's are (MySQL reads a stage's when it ends).
 //   - Statements carry the columns that apply to a client: SQL_TEXT,

@@ -3,6 +3,7 @@ package pfscore
 import (
 	"errors"
 	"fmt"
+	"github.com/otelpfs/otelpfs/memsum"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -111,6 +112,19 @@ type Schema struct {
 	// extTags holds, per truncation group, the epoch tag of MIN and MAX
 	// (see stat.go and table_summary.go).
 	extTags [numTruncGroups]atomic.Uint64
+
+	// Memory (memory.go): the statistics of allocations counted without a
+	// thread, and what thread ends carried or left there, by memory class
+	// kind index; the TRUNCATE epoch the threads' Stats rebase by; and
+	// the moves' lock and sequence word.
+	memGlobal pages[memsum.Shared]
+	memEpoch  atomic.Uint64
+	memMoves  atomic.Uint64 // odd while a move is in progress
+	memMoveMu sync.Mutex    // taken before actorsMu, the actor rows' mu and endMu
+	memGo     goMemory      // the Go runtime's rows (table_memory.go)
+	// coresMade and coresDropped count the thread storages made and let go
+	// and the most held at once (memory/performance_schema/threads.history).
+	coresMade, coresDropped, coresHigh atomic.Uint64
 
 	// Reading: the readers' own state, TRUNCATE's baselines and marks,
 	// guarded by readMu: TRUNCATE holds it, a summary read holds it
@@ -297,7 +311,9 @@ func (s *Schema) Register(name string, opts ...ClassOption) (*Class, error) {
 	for _, o := range opts {
 		o.apply(&cc)
 	}
-	enabled, timed := true, true
+	// Memory classes start off, as most of MySQL's: an accounted allocation
+	// costs more than the allocation it counts.
+	enabled, timed := kind != KindMemory, true
 	if cc.enabled != nil {
 		enabled, timed = *cc.enabled, *cc.timed
 	}

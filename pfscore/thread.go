@@ -1,6 +1,7 @@
 package pfscore
 
 import (
+	"github.com/otelpfs/otelpfs/memsum"
 	"runtime"
 	"sync/atomic"
 
@@ -141,6 +142,9 @@ type threadCore struct {
 	// owner grows it by publishing a longer copy; the slice a pointer
 	// points to never changes, so anyone may load and index it.
 	stats atomic.Pointer[[]ownedStat]
+	// mem is the thread's memory statistics, by memory class kind index,
+	// written in write sections (memory.go); End drains them.
+	mem pages[memsum.Stat]
 }
 
 // Guard word fields; see threadCore.guard.
@@ -270,6 +274,9 @@ func (s *Schema) takeCore() *threadCore {
 		}
 	}
 	c := &threadCore{}
+	held := s.coresMade.Add(1) - s.coresDropped.Load()
+	for h := s.coresHigh.Load(); held > h && !s.coresHigh.CompareAndSwap(h, held); h = s.coresHigh.Load() {
+	}
 	if n := s.cfg.waitsHistorySize; n > 0 {
 		c.history, _ = rings.NewPerThread(n, waitWidth) // New bounded the size
 	}
@@ -302,11 +309,14 @@ const maxFreeCores = 1024
 // storage, so the free list's reuse costs nothing that matters.)
 func (s *Schema) putCore(c *threadCore) {
 	if c.gen == genMask {
+		s.coresDropped.Add(1)
 		return
 	}
 	s.coresMu.Lock()
 	if len(s.freeCores) < maxFreeCores {
 		s.freeCores = append(s.freeCores, c)
+	} else {
+		s.coresDropped.Add(1)
 	}
 	s.coresMu.Unlock()
 }
@@ -470,11 +480,14 @@ func (t *Thread) End() {
 	s := t.s
 	stats := *t.stats.Load()
 	x := loadCounts(*t.stmtX.Load())
+	s.memMoveBegin() // memory readers see the thread live or moved, never both (memory.go)
+	s.memEnd(t)
 	s.actorsDisconnect(t, stats, x)
 	s.endMu.Lock()
 	s.rollUpEndedLocked(stats, x, &t.trxStats)
 	s.threadObjs[t.rec.Index()].Store(nil)
 	s.endMu.Unlock()
+	s.memMoveEnd()
 	s.threads.Free(t.rec)
 	s.putCore(t.threadCore) // the storage serves a later thread; this handle stays ended
 	s.maybeReclaim()

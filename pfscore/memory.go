@@ -1,0 +1,364 @@
+package pfscore
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/otelpfs/otelpfs/internal/owned"
+	"github.com/otelpfs/otelpfs/memsum"
+)
+
+// Memory instruments: memory/<component>/<name> classes, their statistics by
+// thread, account, user, host and globally, and the five
+// memory_summary_*_by_event_name tables. The arithmetic is package memsum's;
+// this file decides where each allocation counts and keeps the sources a
+// row sums from moving under its reader.
+//
+// # Where an allocation counts
+//
+// MemoryAlloc counts on its thread's memsum.Stat (one per thread and class,
+// written in the thread's write sections, so by one goroutine at a time)
+// when the class is on and the thread instrumented, else on the class's
+// global Shared; it returns a MemoryOwner saying which. MemoryFree counts a
+// free exactly when its allocation counted, whatever the flags say by then
+// (MySQL's rule): on the owner thread's Stat if the thread is still the
+// same and not busy in another goroutine's write section, else on the global
+// Shared. A new high or low water mark on a thread is carried to its parents
+// at once (memsum's carry: the account, then the user and the host, then the
+// global Shared); the totals stay in the thread's Stat until it ends.
+//
+// # Moves, and what a reader sees
+//
+// A row is a sum of sources (a thread's Stat; an account's, user's or
+// host's Shared; the global Shared). Three things move counts between
+// sources: a thread's end (its Stat drained into its parents), TRUNCATE of
+// accounts removing an account (its Shared moved into its user and host),
+// and TRUNCATE of a memory table (every source rebased). Each runs under
+// memMoveMu with memMoves odd; a reader sums its sources between two loads
+// of memMoves and keeps the sums only if both were even and equal, retrying
+// a few times and then reading under memMoveMu. So a reader never counts a
+// moved part twice or not at all, and the cumulative columns of every row
+// never go down but by TRUNCATE (TestMemoryMonotoneConcurrentSafe).
+//
+// # A thread's end
+//
+// MySQL moves an ended thread's balanced part to its parents and what it
+// leaked (allocated and not freed: memory another thread will free) to the
+// global statistics, which takes a parent row's COUNT_ALLOC down. Here the
+// parents get the thread's whole COUNT_ALLOC, and the leaked part counts as
+// freed there and allocated again in the global Shared, as MySQL's
+// ownership transfer (claim) counts it: every cumulative column stays
+// monotone, CURRENT and the marks of every row are MySQL's, and the global
+// row's COUNT_ALLOC and COUNT_FREE also count the transfers.
+
+// memPage is how many classes' statistics a page of pages holds.
+const memPage = 16
+
+// pages is a growable array of T that never moves an element: a directory
+// of fixed pages, made on first use and replaced by a longer copy under mu.
+// Readers load the directory and may find a page missing (nil: nothing
+// counted there yet).
+type pages[T any] struct {
+	dir atomic.Pointer[[]*[memPage]T]
+	mu  sync.Mutex
+}
+
+// get returns element k, nil if its page was never made.
+func (p *pages[T]) get(k int) *T {
+	d := p.dir.Load()
+	if d == nil || k/memPage >= len(*d) {
+		return nil
+	}
+	if pg := (*d)[k/memPage]; pg != nil {
+		return &pg[k%memPage]
+	}
+	return nil
+}
+
+// at returns element k, making its page if needed.
+func (p *pages[T]) at(k int) *T {
+	if e := p.get(k); e != nil {
+		return e
+	}
+	return p.grow(k)
+}
+
+//go:noinline
+func (p *pages[T]) grow(k int) *T {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e := p.get(k); e != nil {
+		return e
+	}
+	var old []*[memPage]T
+	if d := p.dir.Load(); d != nil {
+		old = *d
+	}
+	next := make([]*[memPage]T, max(len(old), k/memPage+1))
+	copy(next, old)
+	next[k/memPage] = new([memPage]T)
+	p.dir.Store(&next)
+	return &next[k/memPage][k%memPage]
+}
+
+// each calls f for every element of every page made, with its index.
+func (p *pages[T]) each(f func(k int, e *T)) {
+	d := p.dir.Load()
+	if d == nil {
+		return
+	}
+	for i, pg := range *d {
+		if pg != nil {
+			for j := range pg {
+				f(i*memPage+j, &pg[j])
+			}
+		}
+	}
+}
+
+// MemoryOwner is what MemoryAlloc returns and MemoryFree needs: whether the
+// allocation counted, and where. The zero MemoryOwner is an allocation that
+// did not count; its free counts nothing either. Keep it with the memory it
+// describes (package instrument's helpers do).
+type MemoryOwner struct {
+	t   *Thread // the thread whose Stat counted it; nil: the global Shared
+	how uint8
+}
+
+const (
+	memNone   = iota // not counted
+	memGlobal        // on the class's global Shared
+	memThread        // on t's Stat
+)
+
+// Counted reports whether the allocation counted, so that its free will.
+func (o MemoryOwner) Counted() bool { return o.how != memNone }
+
+// memClass reports whether c is one of s's memory classes, on.
+func (s *Schema) memClass(c *Class) bool {
+	return c != nil && c.kind == KindMemory && c.flags.Load()&flagOn != 0 && s.owns(c)
+}
+
+// MemoryAlloc counts an allocation of size bytes of memory class c on
+// thread t (nil: none). It returns the MemoryOwner to pass to MemoryFree; the
+// allocation counts only while c is on (memory classes are off unless
+// enabled, as in MySQL). Safe from the goroutine that drives t.
+func (s *Schema) MemoryAlloc(t *Thread, c *Class, size uint64) MemoryOwner {
+	if !s.memClass(c) {
+		return MemoryOwner{}
+	}
+	return s.memAlloc(t, c.kindIndex, size)
+}
+
+func (s *Schema) memAlloc(t *Thread, k int, size uint64) MemoryOwner {
+	if t != nil && t.s == s && s.consumers.Load()&t.mask.Load()&(1<<ConsumerThreadInstrumentation) != 0 {
+		if g, ok := t.tryEnter(); ok {
+			d := t.mem.at(k).Alloc(s.memEpoch.Load(), size)
+			t.leave(g)
+			if !d.IsZero() {
+				s.carryAlloc(t, k, d)
+			}
+			return MemoryOwner{t: t, how: memThread}
+		}
+	}
+	s.memGlobal.at(k).Alloc(size)
+	return MemoryOwner{how: memGlobal}
+}
+
+// MemoryFree counts the free of size bytes of class c that MemoryAlloc
+// counted as o (nothing if it did not). It is safe from any goroutine: a
+// free of memory a thread still owns counts on the thread when the thread
+// is not writing elsewhere at that instant, else on the global statistics.
+func (s *Schema) MemoryFree(c *Class, size uint64, o MemoryOwner) {
+	if o.how == memNone || c == nil || c.kind != KindMemory || !s.owns(c) {
+		return
+	}
+	s.memFree(c.kindIndex, size, o)
+}
+
+func (s *Schema) memFree(k int, size uint64, o MemoryOwner) {
+	if t := o.t; t != nil {
+		if g, ok := t.tryEnter(); ok {
+			d := t.mem.at(k).Free(s.memEpoch.Load(), size)
+			t.leave(g)
+			if !d.IsZero() {
+				s.carryFree(t, k, d)
+			}
+			return
+		}
+	}
+	s.memGlobal.at(k).Free(size)
+}
+
+// MemoryRealloc counts a reallocation from oldSize to newSize bytes of an
+// allocation counted as o, on thread t: as MySQL's, the new block is
+// allocated, then the old one freed. The new block counts if c is on now.
+func (s *Schema) MemoryRealloc(t *Thread, c *Class, oldSize, newSize uint64, o MemoryOwner) MemoryOwner {
+	n := s.MemoryAlloc(t, c, newSize)
+	s.MemoryFree(c, oldSize, o)
+	return n
+}
+
+// tryEnter is enter without counting a loss: the memory paths fall back to
+// the global statistics instead.
+func (t *Thread) tryEnter() (uint64, bool) {
+	g := t.guard.Load()
+	if g&^seqMask == t.owner && t.guard.CompareAndSwap(g, g|guardBusy) {
+		owned.AfterRMW(&t.guard)
+		return g, true
+	}
+	return 0, false
+}
+
+// carryAlloc carries a thread's new high water mark to its parents:
+// its account, whose remainder goes to its user (where the rest is
+// dropped: the host's copy carries on) and its host, whose remainder goes to
+// the global Shared (see package memsum, "Carry").
+func (s *Schema) carryAlloc(t *Thread, k int, d memsum.AllocDelta) {
+	if a := t.acct; a != nil {
+		if d = a.mem.at(k).ApplyAllocDelta(d); d.IsZero() {
+			return
+		}
+	}
+	if u := t.usr; u != nil {
+		u.mem.at(k).ApplyAllocDelta(d)
+	}
+	if h := t.hst; h != nil {
+		if d = h.mem.at(k).ApplyAllocDelta(d); d.IsZero() {
+			return
+		}
+	}
+	s.memGlobal.at(k).ApplyAllocDelta(d)
+}
+
+// carryFree is carryAlloc for a new low water mark.
+func (s *Schema) carryFree(t *Thread, k int, d memsum.FreeDelta) {
+	if a := t.acct; a != nil {
+		if d = a.mem.at(k).ApplyFreeDelta(d); d.IsZero() {
+			return
+		}
+	}
+	if u := t.usr; u != nil {
+		u.mem.at(k).ApplyFreeDelta(d)
+	}
+	if h := t.hst; h != nil {
+		if d = h.mem.at(k).ApplyFreeDelta(d); d.IsZero() {
+			return
+		}
+	}
+	s.memGlobal.at(k).ApplyFreeDelta(d)
+}
+
+// memMoveBegin and memMoveEnd bracket a move of counts between sources
+// (see "Moves" above).
+func (s *Schema) memMoveBegin() {
+	s.memMoveMu.Lock()
+	s.memMoves.Add(1)
+}
+
+func (s *Schema) memMoveEnd() {
+	s.memMoves.Add(1)
+	s.memMoveMu.Unlock()
+}
+
+// memRead runs read, which sums sources into its own output (starting
+// afresh each call), so that no move happens meanwhile: optimistically a
+// few times, then holding memMoveMu.
+func (s *Schema) memRead(read func(epoch uint64)) {
+	for range 4 {
+		v := s.memMoves.Load()
+		if v&1 == 0 {
+			read(s.memEpoch.Load())
+			if s.memMoves.Load() == v {
+				return
+			}
+		}
+		runtime.Gosched()
+	}
+	s.memMoveMu.Lock()
+	defer s.memMoveMu.Unlock()
+	read(s.memEpoch.Load())
+}
+
+// memEnd moves an ended thread's memory statistics to its parents; End
+// calls it once no write section can begin (the guard says ended), within
+// memMoveBegin and memMoveEnd.
+func (s *Schema) memEnd(t *Thread) {
+	epoch := s.memEpoch.Load()
+	t.mem.each(func(k int, st *memsum.Stat) {
+		c := st.Drain(epoch)
+		if c == (memsum.Counts{}) {
+			return
+		}
+		up, global := transfer(c)
+		switch {
+		case t.acct != nil:
+			t.acct.mem.at(k).Aggregate(up)
+		case t.usr != nil || t.hst != nil:
+			if t.usr != nil {
+				t.usr.mem.at(k).Aggregate(up)
+			}
+			if t.hst != nil {
+				t.hst.mem.at(k).Aggregate(up)
+			} else {
+				global.Add(up) // the global row sums hosts, not users
+			}
+		default:
+			global.Add(up)
+		}
+		if global != (memsum.Counts{}) {
+			s.memGlobal.at(k).Aggregate(global)
+		}
+	})
+}
+
+// transfer splits an ended thread's counts between its parents and the
+// global Shared: memsum's Reassign (the leaked part and its share of the
+// low mark to the global Shared), with the parents keeping the thread's
+// whole COUNT_ALLOC and bytes, the leaked part counted as freed there (see
+// "A thread's end").
+func transfer(c memsum.Counts) (up, global memsum.Counts) {
+	up, global = c.Reassign()
+	up.AllocCount, up.FreeCount = c.AllocCount, c.FreeCount+global.AllocCount
+	up.AllocSize, up.FreeSize = c.AllocSize, c.FreeSize+global.AllocSize
+	return up, global
+}
+
+// memMoveAccount moves the memory statistics of an account TRUNCATE removes
+// into its user and host (the global Shared without a host), under the
+// rows' locks and within memMoveBegin and memMoveEnd.
+func (s *Schema) memMoveAccount(a, user, host *actorRow) {
+	a.mem.each(func(k int, sh *memsum.Shared) {
+		c := sh.LoadCounts()
+		if c == (memsum.Counts{}) {
+			return
+		}
+		if user != nil {
+			user.mem.at(k).Aggregate(c)
+		}
+		if host != nil {
+			host.mem.at(k).Aggregate(c)
+		} else {
+			s.memGlobal.at(k).Aggregate(c)
+		}
+	})
+}
+
+// truncateMemory is TRUNCATE of any memory summary table: every source is
+// rebased (package memsum, "TRUNCATE"), so all five tables restart from
+// their CURRENT values.
+func (s *Schema) truncateMemory() {
+	s.memMoveBegin()
+	defer s.memMoveEnd()
+	s.memEpoch.Add(1) // first: threads' Stats rebase with it
+	s.memGlobal.each(func(_ int, sh *memsum.Shared) { sh.Rebase() })
+	s.actorsMu.Lock()
+	for _, m := range []map[accountKey]*actorRow{s.accounts, s.users, s.hosts} {
+		for _, r := range m {
+			r.mem.each(func(_ int, sh *memsum.Shared) { sh.Rebase() })
+		}
+	}
+	s.actorsMu.Unlock()
+	s.rebaseBuiltinMemory()
+}
