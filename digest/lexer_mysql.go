@@ -121,7 +121,7 @@ func (l *mysqlLexer) tokenize(sql string, st *stream, cfg *config) {
 // itself. Every other byte starts a token lexed by next.
 const (
 	fOther uint8 = iota
-	fIdent       // a letter, '_', '$' or a byte >= 0x80
+	fIdent       // a letter, '$' or a byte >= 0x80
 	fDigit
 	fPunct // a single-character token without a rule of its own
 	fEq    // '='
@@ -152,12 +152,13 @@ func init() {
 // run lexes the rest of the statement into l.st.
 //
 // It is the hot loop: the tokens most statements are made of (white space,
-// plain identifiers and keywords, single-character punctuation, '=',
-// integers, quoted strings) are lexed here, and stored straight into the
-// stream; every other token, and every token after a state-changing one
-// (after '@', "ident.", a pending WITH), goes through next, which knows all
-// the rules. Both paths produce the same stream: the fast one only takes
-// cases whose rules are simple.
+// identifiers, qualified names and keywords, single-character punctuation,
+// '=', integers and decimals, quoted strings and backquoted names) are lexed
+// here, and written straight into the stream and its text; every other
+// token, and every token after a state-changing one (after '@', a pending
+// WITH), goes through next, which knows all the rules. Both paths produce
+// the same stream and text: the fast one only takes cases whose rules are
+// simple, and hands anything else to next before it writes anything.
 func (l *mysqlLexer) run() {
 	if l.mode&IgnoreSpace != 0 {
 		// A space between a name and '(' changes keyword rules: next
