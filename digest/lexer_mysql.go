@@ -128,6 +128,9 @@ const (
 	fQuote // '\''
 	fBackQuote
 	fUnder // '_': maybe _charset, lexed by next
+	fStar  // '*'
+	fMinus // '-'
+	fCmp   // '<', '>', '!'
 )
 
 var fastClass [256]uint8
@@ -147,6 +150,11 @@ func init() {
 	fastClass['\''] = fQuote
 	fastClass['`'] = fBackQuote
 	fastClass['_'] = fUnder
+	fastClass['*'] = fStar
+	fastClass['-'] = fMinus
+	fastClass['<'] = fCmp
+	fastClass['>'] = fCmp
+	fastClass['!'] = fCmp
 }
 
 // run lexes the rest of the statement into l.st.
@@ -412,6 +420,52 @@ func (l *mysqlLexer) run() {
 			}
 			n, tw = putName(out, n, tout, tw, src, i-k, i)
 			l.st.lastID = n
+			continue
+		case fStar, fMinus, fCmp:
+			// Operators: '*' (but "*/" closing a version comment), '-'
+			// (but "--" and "->"), and the comparisons next would lex.
+			var t uint16
+			switch cls := fastClass[c]; {
+			case cls == fStar:
+				if l.inVersion {
+					break
+				}
+				t = '*'
+			case cls == fMinus:
+				if pos+1 < len(src) && (src[pos+1] == '-' || src[pos+1] == '>') {
+					break
+				}
+				t = '-'
+			default:
+				i := pos + 1
+				if i < len(src) {
+					if k := charClass[src[i]]; k == cCmp || k == cLongCmp {
+						i++
+						if c == '<' && i < len(src) && charClass[src[i]] == cCmp {
+							i++
+						}
+					}
+				}
+				if t = operatorToken(src[pos:i]); t == tokNone {
+					t = uint16(c)
+				}
+				pos = i - 1
+			}
+			if t == tokNone {
+				break
+			}
+			pos++
+			l.prev = t
+			if n+2 > len(out) {
+				goto full
+			}
+			binary.LittleEndian.PutUint16(out[n:], t)
+			n += 2
+			if tw+textSlack <= len(tout) {
+				tw = putTokText(tout, tw, t)
+			} else {
+				tw = textOff
+			}
 			continue
 		case fOther, fUnder:
 			// Lexed by next, below. (Listing every class lets the
