@@ -13,6 +13,7 @@ type shortEntry struct {
 	long     bool  // tokOut[tok].long
 	funcOnly bool
 	special  bool // tokFlags[tok]&flagSpecial != 0
+	hintable bool // tokFlags[tok]&flagHintable != 0
 }
 
 const shortBits = 11

@@ -277,8 +277,9 @@ func (l *mysqlLexer) run() {
 				continue
 			}
 			if ok && (!e.funcOnly || next == '(') {
-				if e.special {
-					// NULL, NOT, WITH, ROLLUP, hintable keywords.
+				if e.special && !(e.hintable && !hintFollows(src, end)) {
+					// NULL, NOT, WITH, ROLLUP, keywords optimizer hints
+					// follow.
 					l.tokStart = pos
 					l.pos = end
 					l.st.buf, l.st.text = out[:n], textOf(tout, tw)
@@ -550,6 +551,15 @@ func textFrom(text []byte) int {
 		return textOff
 	}
 	return len(text)
+}
+
+// hintFollows reports whether "/*+" follows src[i:] after white space, as
+// hints tests it.
+func hintFollows(src string, i int) bool {
+	for i < len(src) && isSpace[src[i]] {
+		i++
+	}
+	return i+2 < len(src) && src[i] == '/' && src[i+1] == '*' && src[i+2] == '+'
 }
 
 // putValue adds a literal to the stream at out[:n] and to the text at

@@ -137,6 +137,7 @@ func init() {
 	for i := range shortKeywords {
 		if e := &shortKeywords[i]; e.key != 0 {
 			e.special = tokFlags[e.tok]&flagSpecial != 0
+			e.hintable = tokFlags[e.tok]&flagHintable != 0
 			f := tokOut[e.tok]
 			e.word, e.n, e.long = f.word, f.n, f.long
 		}
