@@ -70,6 +70,9 @@ type actorRow struct {
 	// carries of its threads' water marks, the roll-ups of ended threads
 	// and removed accounts (memory.go).
 	mem pages[memsum.Shared]
+	// memRemoved says a TRUNCATE removed the account and moved mem to its
+	// user and host; under Schema.memMoveMu.
+	memRemoved bool
 }
 
 type accountKey struct{ user, host string }

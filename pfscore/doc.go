@@ -178,14 +178,14 @@
 //     AVG), never their counts or sums.
 //   - Memory (see memory.go and package memsum): TRUNCATE of any memory
 //     summary table rebases all five (MySQL's TRUNCATE of the global one);
-//     TRUNCATE of accounts, users or hosts leaves them. When a thread ends
-//     with memory it allocated and did not free, its parents keep its whole
-//     COUNT_ALLOC and count the leaked part as freed, and the global row
-//     counts it allocated again (MySQL's ownership transfer), so no
-//     cumulative column goes down; MySQL moves only the balanced part. A
-//     free counts on the thread that allocated the memory, from whichever
-//     goroutine, unless that thread has ended or is writing at that
-//     instant: then on the global row. The built-in rows are not truncated
+//     TRUNCATE of accounts, users or hosts leaves them. A thread's memory
+//     statistics move whole to its account (or user and host) when it
+//     ends, memory it left allocated included, and that memory's free counts
+//     there too: MySQL moves what a thread leaked to the global row, which
+//     takes the parent rows' COUNT_ALLOC and HIGH marks down. A free counts
+//     on the thread that allocated the memory, from whichever goroutine,
+//     unless that thread has ended or is writing at that instant: then on
+//     its account (or user and host). The built-in rows are not truncated
 //     but for the marks of memory/go/*, and memory/go/* rows other than
 //     heap objects are one block each, counted as reallocated whenever a
 //     read finds its size changed.

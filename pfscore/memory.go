@@ -23,8 +23,8 @@ import (
 // global Shared; it returns a MemoryOwner saying which. MemoryFree counts a
 // free exactly when its allocation counted, whatever the flags say by then
 // (MySQL's rule): on the owner thread's Stat if the thread is still the
-// same and not busy in another goroutine's write section, else on the global
-// Shared. A new high or low water mark on a thread is carried to its parents
+// same and not busy in another goroutine's write section, else where the
+// thread's statistics go when it ends (its account, or user and host). A new high or low water mark on a thread is carried to its parents
 // at once (memsum's carry: the account, then the user and the host, then the
 // global Shared); the totals stay in the thread's Stat until it ends.
 //
@@ -39,18 +39,23 @@ import (
 // of memMoves and keeps the sums only if both were even and equal, retrying
 // a few times and then reading under memMoveMu. So a reader never counts a
 // moved part twice or not at all, and the cumulative columns of every row
-// never go down but by TRUNCATE (TestMemoryMonotoneConcurrentSafe).
+// never go down but by TRUNCATE (TestSummariesMonotoneConcurrentSafe). The
+// marks of a row that sums Shared statistics (every row but a thread's) are
+// estimates a read concurrent with an update may see off by that update
+// (memsum.Shared writes its words one at a time): always LOW <= CURRENT <=
+// HIGH, and HIGH at least every CURRENT since the TRUNCATE, but a HIGH may
+// read one allocation higher than a later read of it. A thread's row is
+// exact: its Stat is seqlocked.
 //
 // # A thread's end
 //
-// MySQL moves an ended thread's balanced part to its parents and what it
-// leaked (allocated and not freed: memory another thread will free) to the
-// global statistics, which takes a parent row's COUNT_ALLOC down. Here the
-// parents get the thread's whole COUNT_ALLOC, and the leaked part counts as
-// freed there and allocated again in the global Shared, as MySQL's
-// ownership transfer (claim) counts it: every cumulative column stays
-// monotone, CURRENT and the marks of every row are MySQL's, and the global
-// row's COUNT_ALLOC and COUNT_FREE also count the transfers.
+// An ended thread's statistics move whole to its parents (its account; else
+// its user and host), memory it left allocated included, and so does the
+// later free of that memory (memFree): the memory stays its account's until
+// it is freed. MySQL moves only the balanced part to the parents and the
+// leaked part to the global statistics, which takes a parent row's
+// COUNT_ALLOC and HIGH marks down; here no cumulative column and no HIGH
+// mark ever goes down but by TRUNCATE, and the global row is the same.
 
 // memPage is how many classes' statistics a page of pages holds.
 const memPage = 16
@@ -169,7 +174,8 @@ func (s *Schema) memAlloc(t *Thread, k int, size uint64) MemoryOwner {
 // MemoryFree counts the free of size bytes of class c that MemoryAlloc
 // counted as o (nothing if it did not). It is safe from any goroutine: a
 // free of memory a thread still owns counts on the thread when the thread
-// is not writing elsewhere at that instant, else on the global statistics.
+// is not writing elsewhere at that instant, else (and once the thread has
+// ended) on the rows the thread's statistics go to when it ends.
 func (s *Schema) MemoryFree(c *Class, size uint64, o MemoryOwner) {
 	if o.how == memNone || c == nil || c.kind != KindMemory || !s.owns(c) {
 		return
@@ -178,17 +184,25 @@ func (s *Schema) MemoryFree(c *Class, size uint64, o MemoryOwner) {
 }
 
 func (s *Schema) memFree(k int, size uint64, o MemoryOwner) {
-	if t := o.t; t != nil {
-		if g, ok := t.tryEnter(); ok {
-			d := t.mem.at(k).Free(s.memEpoch.Load(), size)
-			t.leave(g)
-			if !d.IsZero() {
-				s.carryFree(t, k, d)
-			}
-			return
-		}
+	t := o.t
+	if t == nil {
+		s.memGlobal.at(k).Free(size)
+		return
 	}
-	s.memGlobal.at(k).Free(size)
+	if g, ok := t.tryEnter(); ok {
+		d := t.mem.at(k).Free(s.memEpoch.Load(), size)
+		t.leave(g)
+		if !d.IsZero() {
+			s.carryFree(t, k, d)
+		}
+		return
+	}
+	// The thread has ended (its statistics are, or are about to be, with
+	// its parents) or another goroutine is writing its storage: the free
+	// counts where the allocation will be once the thread ends.
+	s.memMoveMu.Lock() // not a move, but an account must not be removed meanwhile
+	s.memParents(t, k, func(sh *memsum.Shared) { sh.Free(size) })
+	s.memMoveMu.Unlock()
 }
 
 // MemoryRealloc counts a reallocation from oldSize to newSize bytes of an
@@ -287,42 +301,31 @@ func (s *Schema) memRead(read func(epoch uint64)) {
 func (s *Schema) memEnd(t *Thread) {
 	epoch := s.memEpoch.Load()
 	t.mem.each(func(k int, st *memsum.Stat) {
-		c := st.Drain(epoch)
-		if c == (memsum.Counts{}) {
-			return
-		}
-		up, global := transfer(c)
-		switch {
-		case t.acct != nil:
-			t.acct.mem.at(k).Aggregate(up)
-		case t.usr != nil || t.hst != nil:
-			if t.usr != nil {
-				t.usr.mem.at(k).Aggregate(up)
-			}
-			if t.hst != nil {
-				t.hst.mem.at(k).Aggregate(up)
-			} else {
-				global.Add(up) // the global row sums hosts, not users
-			}
-		default:
-			global.Add(up)
-		}
-		if global != (memsum.Counts{}) {
-			s.memGlobal.at(k).Aggregate(global)
+		if c := st.Drain(epoch); c != (memsum.Counts{}) {
+			s.memParents(t, k, func(sh *memsum.Shared) { sh.Aggregate(c) })
 		}
 	})
 }
 
-// transfer splits an ended thread's counts between its parents and the
-// global Shared: memsum's Reassign (the leaked part and its share of the
-// low mark to the global Shared), with the parents keeping the thread's
-// whole COUNT_ALLOC and bytes, the leaked part counted as freed there (see
-// "A thread's end").
-func transfer(c memsum.Counts) (up, global memsum.Counts) {
-	up, global = c.Reassign()
-	up.AllocCount, up.FreeCount = c.AllocCount, c.FreeCount+global.AllocCount
-	up.AllocSize, up.FreeSize = c.AllocSize, c.FreeSize+global.AllocSize
-	return up, global
+// memParents calls f with the statistics of class kind index k that thread
+// t's go to when it ends: its account's; else its user's and its host's (the
+// global Shared's without a host: the global row sums hosts, not users);
+// else the global Shared's. A removed account's went to its user and host
+// (memMoveAccount), so an ended thread's frees follow them there. Within a
+// move, or holding memMoveMu.
+func (s *Schema) memParents(t *Thread, k int, f func(*memsum.Shared)) {
+	if a := t.acct; a != nil && !a.memRemoved {
+		f(a.mem.at(k))
+		return
+	}
+	if t.usr != nil {
+		f(t.usr.mem.at(k))
+	}
+	if t.hst != nil {
+		f(t.hst.mem.at(k))
+	} else {
+		f(s.memGlobal.at(k))
+	}
 }
 
 // memMoveAccount moves the memory statistics of an account TRUNCATE removes
@@ -343,6 +346,7 @@ func (s *Schema) memMoveAccount(a, user, host *actorRow) {
 			s.memGlobal.at(k).Aggregate(c)
 		}
 	})
+	a.memRemoved = true // its ended threads' frees now go to user and host
 }
 
 // truncateMemory is TRUNCATE of any memory summary table: every source is

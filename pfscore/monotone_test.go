@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"sync"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -142,6 +143,14 @@ func TestSummariesMonotoneConcurrentSafe(t *testing.T) {
 		sock.Destroy()
 		s.DeleteFile("/hxm/data/shared.ibd")
 	})
+	memClasses := []*pfscore.Class{
+		s.MustRegister("memory/hxm/buffers", pfscore.WithDefault(true, false)),
+		s.MustRegister("memory/hxm/cache", pfscore.WithDefault(true, false)),
+	}
+	// Memory the workers leave behind when their threads end, freed later by
+	// other workers (on the global row).
+	var leakedMu sync.Mutex
+	var leaked []hxAlloc
 	users := []string{"", "alice", "bob", "carol"}
 	hosts := []string{"", "web1", "web2"}
 
@@ -159,8 +168,11 @@ func TestSummariesMonotoneConcurrentSafe(t *testing.T) {
 			for n := 0; n < hxIters(200_000) && r.On(); n++ {
 				th := s.NewThread(tc, pfscore.ThreadOptions{User: users[rnd.IntN(len(users))], Host: hosts[rnd.IntN(len(hosts))]})
 				threadsStarted.Add(1)
+				var held []hxAlloc
 				for range 1 + rnd.IntN(30) {
-					switch rnd.IntN(9) {
+					switch rnd.IntN(11) {
+					case 9, 10:
+						held = hxMemory(s, th, memClasses, held, rnd)
 					case 7:
 						hxStatements(s, th, rnd)
 					case 8:
@@ -182,7 +194,23 @@ func TestSummariesMonotoneConcurrentSafe(t *testing.T) {
 					}
 					events.Add(1)
 				}
-				th.End()
+				if len(held) > 0 { // some freed by this worker after the end, some by another
+					keep := rnd.IntN(len(held) + 1)
+					leakedMu.Lock()
+					leaked = append(leaked, held[keep:]...)
+					var theirs []hxAlloc
+					if len(leaked) > 64 {
+						theirs, leaked = leaked[:32], leaked[32:]
+					}
+					leakedMu.Unlock()
+					held = held[:keep]
+					th.End()
+					for _, a := range append(held, theirs...) {
+						s.MemoryFree(a.c, a.size, a.o)
+					}
+				} else {
+					th.End()
+				}
 				if rnd.IntN(8) == 0 {
 					m.Destroy()
 					m = s.NewSyncInstance(mutex, "monotone_test.go:6")
@@ -331,13 +359,23 @@ func TestSummariesMonotoneConcurrentSafe(t *testing.T) {
 					for _, msg := range hxCheckSummaryRow(groups[table], row.vals) {
 						r.Fail("%s %s: %s", table, row.key, msg)
 					}
+					if strings.HasPrefix(table, "memory_summary_") {
+						for _, msg := range hxCheckMemoryRow(row.vals) {
+							r.Fail("%s %s: %s", table, row.key, msg)
+						}
+					}
 					p, ok := prev[table][row.key]
 					if !ok {
 						continue
 					}
+					// A memory row that sums many-writer statistics (all
+					// but a thread's) has marks a concurrent read may see
+					// off by the operations in flight, HIGH included (see
+					// pfscore/memory.go); a thread's are exact.
+					fuzzyMarks := strings.HasPrefix(table, "memory_summary_") && table != "memory_summary_by_thread_by_event_name"
 					var cols []string
 					for c := range row.vals {
-						if hxCumulative(c) {
+						if hxCumulative(c) && !(fuzzyMarks && strings.HasPrefix(c, "HIGH_")) {
 							cols = append(cols, c)
 						}
 					}
@@ -363,6 +401,57 @@ func TestSummariesMonotoneConcurrentSafe(t *testing.T) {
 // hxStatements runs a statement on th (nil: none), with one nested in it
 // now and then, of texts from a small set so that digests repeat, in a
 // transaction now and then.
+// hxCheckMemoryRow checks a memory summary row's invariants: CURRENT is
+// ALLOC - FREE, for counts and bytes, and LOW <= CURRENT <= HIGH.
+func hxCheckMemoryRow(v map[string]uint64) []string {
+	var bad []string
+	for _, g := range []struct{ alloc, free, low, cur, high string }{
+		{"COUNT_ALLOC", "COUNT_FREE", "LOW_COUNT_USED", "CURRENT_COUNT_USED", "HIGH_COUNT_USED"},
+		{"SUM_NUMBER_OF_BYTES_ALLOC", "SUM_NUMBER_OF_BYTES_FREE", "LOW_NUMBER_OF_BYTES_USED", "CURRENT_NUMBER_OF_BYTES_USED", "HIGH_NUMBER_OF_BYTES_USED"},
+	} {
+		cur, low, high := int64(v[g.cur]), int64(v[g.low]), int64(v[g.high])
+		if want := int64(v[g.alloc] - v[g.free]); cur != want {
+			bad = append(bad, fmt.Sprintf("%s = %d, not %s - %s = %d", g.cur, cur, g.alloc, g.free, want))
+		}
+		if !(low <= cur && cur <= high) {
+			bad = append(bad, fmt.Sprintf("not %s <= %s <= %s: %d, %d, %d", g.low, g.cur, g.high, low, cur, high))
+		}
+	}
+	return bad
+}
+
+// hxAlloc is an allocation a memory workload holds.
+type hxAlloc struct {
+	c    *pfscore.Class
+	size uint64
+	o    pfscore.MemoryOwner
+}
+
+// hxMemory allocates, frees or reallocates memory of one of classes on th
+// (or on no thread), with held the allocations th holds.
+func hxMemory(s *pfscore.Schema, th *pfscore.Thread, classes []*pfscore.Class, held []hxAlloc, rnd *rand.Rand) []hxAlloc {
+	who := th
+	if rnd.IntN(4) == 0 {
+		who = nil
+	}
+	switch {
+	case len(held) > 0 && rnd.IntN(3) == 0:
+		i := rnd.IntN(len(held))
+		a := held[i]
+		s.MemoryFree(a.c, a.size, a.o)
+		return append(held[:i], held[i+1:]...)
+	case len(held) > 0 && rnd.IntN(3) == 0:
+		i := rnd.IntN(len(held))
+		n := uint64(1 + rnd.IntN(1<<16))
+		held[i].o = s.MemoryRealloc(who, held[i].c, held[i].size, n, held[i].o)
+		held[i].size = n
+		return held
+	}
+	c := classes[rnd.IntN(len(classes))]
+	n := uint64(1 + rnd.IntN(1<<16))
+	return append(held, hxAlloc{c, n, s.MemoryAlloc(who, c, n)})
+}
+
 func hxStatements(s *pfscore.Schema, th *pfscore.Thread, rnd *rand.Rand) {
 	texts := []string{"SELECT a FROM t WHERE id = %d", "UPDATE t SET a = %d", "INSERT INTO t VALUES (%d)", "SELECT %d"}
 	run := func() pfscore.Statement {
@@ -458,6 +547,11 @@ func TestSummaryRowsConsistentConcurrentSafe(t *testing.T) {
 				for _, row := range hxReadSummary(r, s, table) {
 					for _, msg := range hxCheckSummaryRow(groups[table], row.vals) {
 						r.Fail("%s %s: %s", table, row.key, msg)
+					}
+					if strings.HasPrefix(table, "memory_summary_") {
+						for _, msg := range hxCheckMemoryRow(row.vals) {
+							r.Fail("%s %s: %s", table, row.key, msg)
+						}
 					}
 				}
 				reads.Add(1)
