@@ -1,6 +1,7 @@
 package digest
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -128,6 +129,10 @@ func FuzzNormalize(f *testing.F) {
 		// Deterministic, and independent of the previous statement.
 		text := string(r.Text)
 		d := r.Digest
+
+		// The text kept as the stream grew is what renderText prints from
+		// the stream.
+		checkKeptText(t, n, sql)
 		n.Normalize("SELECT 'something else entirely', 1, 2, 3")
 		if r2 := n.Normalize(sql); string(r2.Text) != text || r2.Digest != d {
 			t.Fatalf("not deterministic: %q then %q", text, r2.Text)
@@ -159,4 +164,41 @@ func FuzzNormalize(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkKeptText normalizes sql with n twice (the second call has the
+// buffers the first grew) and checks the text the stream kept against
+// renderText of the stream.
+func checkKeptText(t *testing.T, n *Normalizer, sql string) {
+	t.Helper()
+	n.Normalize(sql)
+	r := n.Normalize(sql)
+	if n.st.text == nil || len(n.st.buf) > n.cfg.pfsMaxDigestLength {
+		return // rendered at the end
+	}
+	if want := renderText(nil, n.st.buf); string(r.Text) != string(want) {
+		t.Fatalf("%q: kept text %q, renderText %q", sql, r.Text, want)
+	}
+}
+
+// TestKeptText checks the text kept as the stream grows against renderText
+// over the generated statements of the golden test.
+func TestKeptText(t *testing.T) {
+	var seeds []string
+	for _, c := range loadMySQLCases(t) {
+		seeds = append(seeds, c.SQL)
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	kept := 0
+	for i := 0; i < 2000; i++ {
+		n := New(goldenOptions(r)...)
+		sql := goldenStatement(r, seeds)
+		checkKeptText(t, n, sql)
+		if n.st.text != nil {
+			kept++
+		}
+	}
+	if kept < 1000 {
+		t.Errorf("the text was kept for %d statements of 2000", kept)
+	}
 }
