@@ -161,7 +161,8 @@ func init() {
 //
 // It is the hot loop: the tokens most statements are made of (white space,
 // identifiers, qualified names and keywords, single-character punctuation,
-// '=', integers and decimals, quoted strings and backquoted names) are lexed
+// '=', '*', '-' and the comparisons, integers and decimals, quoted strings
+// and backquoted names) are lexed
 // here, and written straight into the stream and its text; every other
 // token, and every token after a state-changing one (after '@', a pending
 // WITH), goes through next, which knows all the rules. Both paths produce
