@@ -62,18 +62,28 @@ func (c *MemoryClass) Name() string {
 // Alloc counts an allocation of size bytes (a negative size counts as 0) on
 // the thread ctx carries (none: the global statistics only) and returns its
 // record, to Free when the memory is released. It counts nothing if the
-// class is off. It allocates nothing.
+// class is off, and then does not look the thread up. It allocates nothing.
 func (c *MemoryClass) Alloc(ctx context.Context, size int) Memory {
-	return c.AllocOn(ThreadFromContext(ctx), size)
+	if !c.on() {
+		return Memory{c: c, size: max(size, 0)}
+	}
+	return c.alloc(ThreadFromContext(ctx), max(size, 0))
 }
 
 // AllocOn is Alloc on thread t (nil: no thread). It must be called from the
 // goroutine that drives t, as every event of t.
 func (c *MemoryClass) AllocOn(t *Thread, size int) Memory {
-	size = max(size, 0)
-	if c == nil || c.class == nil {
-		return Memory{size: size}
+	if !c.on() {
+		return Memory{c: c, size: max(size, 0)}
 	}
+	return c.alloc(t, max(size, 0))
+}
+
+// on reports whether the class counts now: the fast path's one atomic load.
+// MemoryAlloc checks again; what it returns is what counted.
+func (c *MemoryClass) on() bool { return c != nil && c.class != nil && c.class.On() }
+
+func (c *MemoryClass) alloc(t *Thread, size int) Memory {
 	return Memory{c: c, size: size, owner: c.schema.MemoryAlloc(t, c.class, uint64(size))}
 }
 
@@ -111,9 +121,15 @@ func (m Memory) Counted() bool { return m.owner.Counted() }
 // counts nothing. It allocates nothing.
 func (m *Memory) Free() {
 	if m.owner.Counted() {
-		m.c.schema.MemoryFree(m.c.class, uint64(m.size), m.owner)
+		m.free()
 	}
-	m.size, m.owner = 0, pfscore.MemoryOwner{}
+	m.size = 0
+}
+
+//go:noinline
+func (m *Memory) free() {
+	m.c.schema.MemoryFree(m.c.class, uint64(m.size), m.owner)
+	m.owner = pfscore.MemoryOwner{}
 }
 
 // Realloc counts the reallocation of m's memory to newSize bytes on the
@@ -132,7 +148,7 @@ func (m *Memory) ReallocOn(t *Thread, newSize int) {
 	switch {
 	case newSize <= 0:
 		m.Free()
-	case m.c == nil || m.c.class == nil:
+	case m.c == nil || m.c.class == nil || !m.owner.Counted() && !m.c.class.On():
 		m.size = newSize
 	default:
 		m.owner = m.c.schema.MemoryRealloc(t, m.c.class, uint64(m.size), uint64(newSize), m.owner)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"math/bits"
 	"sync"
+
+	"github.com/otelpfs/otelpfs/pfscore"
 )
 
 // Size classes of a BufferPool: powers of two from 64 bytes to 1 MiB.
@@ -62,6 +64,7 @@ func bufferClass(n int) int {
 // All methods are safe for concurrent use.
 type BufferPool struct {
 	mem   *MemoryClass
+	class *pfscore.Class              // mem.class, one load nearer: nil counts nothing
 	pools [numBufferClasses]sync.Pool // of *Buffer, by size class
 }
 
@@ -75,7 +78,8 @@ type Buffer struct {
 	B []byte
 
 	buf  []byte // the pooled array, len == cap == its size class; nil: oversize
-	mem  Memory // the allocation cap(B) counted at Get, freed at Put
+	mem  Memory // the allocation cap(B) counted at Get, freed at Put; its size stays len(buf)
+	k    uint8  // buf's size class
 	held bool   // between Get and Put
 }
 
@@ -84,7 +88,8 @@ type Buffer struct {
 // WithSchema and WithDocumentation. An invalid name gives a pool that
 // works and counts nothing, reported as NewMemoryClass reports it.
 func NewBufferPool(name string, opts ...Option) *BufferPool {
-	return &BufferPool{mem: newMemoryClass(name, "NewBufferPool", opts)}
+	mem := newMemoryClass(name, "NewBufferPool", opts)
+	return &BufferPool{mem: mem, class: mem.class}
 }
 
 // Class returns the memory class the pool's buffers count on.
@@ -97,29 +102,52 @@ func (p *BufferPool) Class() *MemoryClass { return p.mem }
 // capacity; a larger one is allocated for this Get alone (cap(b.B) == n).
 // It panics if n is negative.
 func (p *BufferPool) Get(ctx context.Context, n int) *Buffer {
-	return p.GetOn(ThreadFromContext(ctx), n)
+	if p.on() {
+		return p.getSlow(ThreadFromContext(ctx), n, true)
+	}
+	if uint(n) <= MaxPooledBuffer { // the fast path: a class off, no thread lookup
+		k := bufferClass(n)
+		if v := p.pools[k].Get(); v != nil {
+			b := v.(*Buffer)
+			b.B = b.buf[:n]
+			b.held = true // b.mem is {p.mem or another pool's class, len(b.buf), zero owner}: Put left it so
+			return b
+		}
+	}
+	return p.getSlow(nil, n, false)
 }
 
 // GetOn is Get on thread t (nil: no thread), from the goroutine that drives
 // t.
-func (p *BufferPool) GetOn(t *Thread, n int) *Buffer {
+func (p *BufferPool) GetOn(t *Thread, n int) *Buffer { return p.getSlow(t, n, p.on()) }
+
+// on reports whether the pool's class counts now.
+func (p *BufferPool) on() bool { return p.class != nil && p.class.On() }
+
+// getSlow is Get with the class's switch read: on, the allocation is
+// counted (if the class is still on when MemoryAlloc reads it).
+func (p *BufferPool) getSlow(t *Thread, n int, on bool) *Buffer {
 	var b *Buffer
 	switch {
 	case n < 0:
 		panic("instrument: BufferPool.Get of a negative size")
 	case n > MaxPooledBuffer:
-		b = &Buffer{B: make([]byte, n)}
+		b = &Buffer{B: make([]byte, n), mem: Memory{c: p.mem}}
 	default:
 		k := bufferClass(n)
 		if v := p.pools[k].Get(); v != nil {
 			b = v.(*Buffer)
 		} else {
-			b = &Buffer{buf: make([]byte, 1<<(k+minBufferShift))}
+			b = &Buffer{buf: make([]byte, 1<<(k+minBufferShift)), mem: Memory{c: p.mem}, k: uint8(k)}
 		}
 		b.B = b.buf[:n]
 	}
 	b.held = true
-	b.mem = p.mem.AllocOn(t, cap(b.B))
+	if on {
+		b.mem = p.mem.alloc(t, cap(b.B))
+	} else {
+		b.mem.size = cap(b.B) // b.mem.owner is zero: Put zeroed it
+	}
 	return b
 }
 
@@ -129,16 +157,22 @@ func (p *BufferPool) GetOn(t *Thread, n int) *Buffer {
 // any goroutine. b must not be used afterwards (see Ownership). A buffer
 // larger than MaxPooledBuffer is dropped, not pooled. Put(nil) does nothing.
 func (p *BufferPool) Put(b *Buffer) {
-	if b == nil {
+	if b == nil || !b.held {
+		putNotHeld(b)
 		return
 	}
-	if !b.held {
-		panic("instrument: BufferPool.Put of a Buffer not checked out (put twice?)")
-	}
 	b.held = false
-	b.mem.Free()
-	b.B = nil
-	if b.buf != nil {
-		p.pools[bufferClass(len(b.buf))].Put(b)
+	if b.mem.owner.Counted() {
+		b.mem.free()
+	}
+	if b.buf != nil { // B is left as it is: Get sets it
+		p.pools[b.k].Put(b)
+	}
+}
+
+// putNotHeld is Put of nil (nothing to do) or of a Buffer not checked out.
+func putNotHeld(b *Buffer) {
+	if b != nil {
+		panic("instrument: BufferPool.Put of a Buffer not checked out (put twice?)")
 	}
 }
