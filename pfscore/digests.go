@@ -397,10 +397,11 @@ func (d *digestStats) aggregate(timed bool, wait, end uint64, r *StatementResult
 	}
 }
 
-// lastSeenGrain is how far LAST_SEEN may lag: a microsecond, the column's
-// resolution. A digest's statements ending closer together than that skip
-// the compare-and-swap on a word they all share.
-const lastSeenGrain = 1_000_000
+// lastSeenGrain is how far LAST_SEEN may lag the digest's last statement: a
+// millisecond. A digest's statements ending closer together than that (a
+// hot digest's, the ones whose cost matters) skip the compare-and-swap on a
+// word they all share; a query sample's replacement always moves it.
+const lastSeenGrain = 1_000_000_000
 
 // sample replaces the digest's query sample by text if MySQL's rule says
 // so: there is none, this statement waited longer, or the sample is older
@@ -413,6 +414,8 @@ func (d *digestStats) maybeSample(text string, timed bool, wait, end, maxAge, ma
 	q := &querySample{seen: end, wait: wait}
 	q.text, q.truncated = clipText(text, int(maxText)) // text is the entry's copy, or cut and copied
 	d.sample.CompareAndSwap(cur, q)                    // a concurrent replacement wins: one sample is as good as another
+	for l := d.last.Load(); end > l && !d.last.CompareAndSwap(l, end); l = d.last.Load() {
+	} // LAST_SEEN >= QUERY_SAMPLE_SEEN
 }
 
 // clipText returns text cut to at most n bytes on a character boundary

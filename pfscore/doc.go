@@ -210,6 +210,8 @@
 //   - FIRST_SEEN, LAST_SEEN and QUERY_SAMPLE_SEEN are the statements' own
 //     end times (the statement timer mapped to wall-clock time), not a clock
 //     read apart; an untimed statement reads the cycle counter for them.
+//     LAST_SEEN may lag the digest's last statement by up to a millisecond
+//     (statements of a digest ending closer together share one update).
 //   - A stage ends with the statement it began in.
 //   - Transactions show ACCESS_MODE, ISOLATION_LEVEL, AUTOCOMMIT and the
 //     savepoint counts; the XA and GTID columns are left out, and otelpfs
