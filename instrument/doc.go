@@ -2,8 +2,9 @@
 // Mutex, RWMutex and Cond, wrapped files and sockets, idle waits, stages
 // (StageClass: the phases of a thread's work), statements (StartSQL for SQL
 // text, StatementClass for units of work the application names, such as
-// routes), transactions (StartTransaction), and explicit threads (actors)
-// carried in a context.Context. Each instrument reports its events to a
+// routes), transactions (StartTransaction), memory (MemoryClass, and the
+// BufferPool and Cache built on it), and explicit threads (actors) carried
+// in a context.Context. Each instrument reports its events to a
 // performance schema (package pfscore), which keeps what MySQL's
 // performance_schema keeps: the current and recent events of every thread,
 // and summaries by event name, thread, account, user, host, object instance
@@ -35,7 +36,7 @@
 // valid OpenTelemetry instrument names: wait/synch/mutex/<component>/<name>,
 // wait/synch/rwlock/…, wait/synch/cond/…, wait/io/file/…, wait/io/socket/…,
 // stage/<component>/<name>, statement/<component>/<name>, transaction,
-// thread/<component>/<name> (MySQL's stage names
+// memory/<component>/<name>, thread/<component>/<name> (MySQL's stage names
 // hold spaces, "stage/sql/Sending data"; OpenTelemetry's names cannot, so
 // here an underscore takes a space's place). A class registers on first use. An invalid
 // name, a name of another kind than the constructor's, or a full schema,

@@ -101,12 +101,15 @@ func (e *RegisterError) Unwrap() error { return e.Err }
 
 // kindForms are the name forms of the kinds a constructor wants.
 var kindForms = map[pfscore.Kind]string{
-	pfscore.KindMutex:  "wait/synch/mutex/<component>/<name>",
-	pfscore.KindRWLock: "wait/synch/rwlock/<component>/<name>",
-	pfscore.KindCond:   "wait/synch/cond/<component>/<name>",
-	pfscore.KindFile:   "wait/io/file/<component>/<name>",
-	pfscore.KindSocket: "wait/io/socket/<component>/<name>",
-	pfscore.KindThread: "thread/<component>/<name>",
+	pfscore.KindMutex:     "wait/synch/mutex/<component>/<name>",
+	pfscore.KindRWLock:    "wait/synch/rwlock/<component>/<name>",
+	pfscore.KindCond:      "wait/synch/cond/<component>/<name>",
+	pfscore.KindFile:      "wait/io/file/<component>/<name>",
+	pfscore.KindSocket:    "wait/io/socket/<component>/<name>",
+	pfscore.KindThread:    "thread/<component>/<name>",
+	pfscore.KindStage:     "stage/<component>/<name>",
+	pfscore.KindStatement: "statement/<component>/<name>",
+	pfscore.KindMemory:    "memory/<component>/<name>",
 }
 
 // fail counts and reports a registration that failed.

@@ -341,3 +341,23 @@ func BenchmarkNewMutex(b *testing.B) {
 		NewMutex("wait/synch/mutex/app/bench", in)
 	}
 }
+
+// Every constructor's wrong-kind error names the form it wants (review: the
+// memory, stage and statement constructors said "want" and nothing).
+func TestWrongKindNamesTheWantedForm(t *testing.T) {
+	for _, c := range []struct {
+		make func(s *pfscore.Schema)
+		want string
+	}{
+		{func(s *pfscore.Schema) { NewMemoryClass("wait/synch/mutex/app/m", WithSchema(s)) }, "want memory/<component>/<name>"},
+		{func(s *pfscore.Schema) { NewStageClass("wait/synch/mutex/app/m", WithSchema(s)) }, "want stage/<component>/<name>"},
+		{func(s *pfscore.Schema) { NewStatementClass("wait/synch/mutex/app/m", WithSchema(s)) }, "want statement/<component>/<name>"},
+	} {
+		errs := collectErrors(t)
+		c.make(syncSchema(t))
+		got := errs()
+		if len(got) != 1 || !strings.Contains(got[0].Error(), c.want) {
+			t.Errorf("handler got %v, want one error saying %q", got, c.want)
+		}
+	}
+}

@@ -158,7 +158,7 @@ func (s *Schema) MemoryAlloc(t *Thread, c *Class, size uint64) MemoryOwner {
 
 func (s *Schema) memAlloc(t *Thread, k int, size uint64) MemoryOwner {
 	if t != nil && t.s == s && s.consumers.Load()&t.mask.Load()&(1<<ConsumerThreadInstrumentation) != 0 {
-		if g, ok := t.tryEnter(); ok {
+		if g, ok := t.tryEnter(guardBusy); ok {
 			d := t.mem.at(k).Alloc(s.memEpoch.Load(), size)
 			t.leave(g)
 			if !d.IsZero() {
@@ -189,7 +189,7 @@ func (s *Schema) memFree(k int, size uint64, o MemoryOwner) {
 		s.memGlobal.at(k).Free(size)
 		return
 	}
-	if g, ok := t.tryEnter(); ok {
+	if g, ok := t.tryEnter(guardBusy | guardForeign); ok {
 		d := t.mem.at(k).Free(s.memEpoch.Load(), size)
 		t.leave(g)
 		if !d.IsZero() {
@@ -214,15 +214,17 @@ func (s *Schema) MemoryRealloc(t *Thread, c *Class, oldSize, newSize uint64, o M
 	return n
 }
 
-// tryEnter is enter without counting a loss: the memory paths fall back to
-// the global statistics instead.
-func (t *Thread) tryEnter() (uint64, bool) {
+// tryEnter is enter without counting a loss, for the memory paths, which
+// count elsewhere instead; bits are guardBusy, or guardBusy|guardForeign for
+// a free that may come from another goroutine than the thread's (enter then
+// waits for it rather than lose its event).
+func (t *Thread) tryEnter(bits uint64) (uint64, bool) {
 	g := t.guard.Load()
-	if g&^seqMask == t.owner && t.guard.CompareAndSwap(g, g|guardBusy) {
+	if g&^seqMask == t.owner && t.guard.CompareAndSwap(g, g|bits) {
 		owned.AfterRMW(&t.guard)
 		return g, true
 	}
-	return 0, false
+	return t.enterAfterForeign(bits)
 }
 
 // carryAlloc carries a thread's new high water mark to its parents:

@@ -311,3 +311,40 @@ func TestMemoryCarryKeepsMarksTight(t *testing.T) {
 		}
 	}
 }
+
+// A goroutine freeing memory a thread allocated holds the thread's guard
+// for a few stores; the thread's own events wait for it rather than being
+// lost (review: a foreign free made the owner lose a third of its waits).
+func TestMemoryForeignFreeLosesNoEvents(t *testing.T) {
+	s, c, rows := memSchema(t, "memory/test/foreign")
+	th := s.NewThread(s.MustRegister("thread/test/t"), pfscore.ThreadOptions{})
+	defer th.End()
+	m := s.NewSyncInstance(s.MustRegister("wait/synch/mutex/test/m"), "memory_test.go:1")
+	defer m.Destroy()
+	n := 100_000
+	if testing.Short() {
+		n = 20_000
+	}
+	owners := make([]pfscore.MemoryOwner, n)
+	for i := range owners {
+		owners[i] = s.MemoryAlloc(th, c, 8)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for _, o := range owners {
+			s.MemoryFree(c, 8, o)
+		}
+	})
+	for range n {
+		hxSyncWait(m, th, pfscore.OpLock)
+	}
+	wg.Wait()
+	for _, v := range s.Status() {
+		if v.Name == "Performance_schema_thread_events_lost" && v.Value != 0 {
+			t.Errorf("%s = %d", v.Name, v.Value)
+		}
+	}
+	if r := rows.global(); r.CurrentCountUsed != 0 || r.CountFree != uint64(n) {
+		t.Errorf("global after the frees: %+v", r)
+	}
+}

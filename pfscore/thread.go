@@ -149,12 +149,13 @@ type threadCore struct {
 
 // Guard word fields; see threadCore.guard.
 const (
-	guardBusy  = 1
-	guardEnded = 2
-	guardSeq   = 1 << 2                  // one write section
-	seqMask    = (1<<38 - 1) * guardSeq  // seq's bits
-	genShift   = 40                      // owner's position
-	genMask    = (1<<24 - 1) << genShift // owner's bits
+	guardBusy    = 1
+	guardEnded   = 2
+	guardSeq     = 1 << 2                  // one write section
+	seqMask      = (1<<37 - 1) * guardSeq  // seq's bits
+	guardForeign = 1 << 39                 // with guardBusy: a free from another goroutine (memFree)
+	genShift     = 40                      // owner's position
+	genMask      = (1<<24 - 1) << genShift // owner's bits
 )
 
 // enter opens a write section of the thread's storage and returns the guard
@@ -167,8 +168,34 @@ func (t *Thread) enter() (uint64, bool) {
 		owned.AfterRMW(&t.guard)
 		return g, true
 	}
+	if g, ok := t.enterAfterForeign(guardBusy); ok {
+		return g, true
+	}
 	t.s.threadEventsLost.Add(1)
 	return 0, false
+}
+
+// enterAfterForeign is enter's way when the guard was not free: it waits
+// while another goroutine's free of the thread's memory holds it (a few
+// stores, legitimately from any goroutine: memFree), then opens the
+// section with bits. It gives up on anything else: another goroutine writing
+// the storage (a misuse), the thread's end.
+//
+//go:noinline
+func (t *Thread) enterAfterForeign(bits uint64) (uint64, bool) {
+	for i := 1; ; i++ {
+		g := t.guard.Load()
+		if g&^seqMask == t.owner && t.guard.CompareAndSwap(g, g|bits) {
+			owned.AfterRMW(&t.guard)
+			return g, true
+		}
+		if g&guardForeign == 0 && g&^seqMask != t.owner {
+			return 0, false
+		}
+		if i%16 == 0 {
+			runtime.Gosched() // the freeing goroutine was preempted in its section
+		}
+	}
 }
 
 // leave closes the write section enter opened, g being what enter returned:
