@@ -351,6 +351,13 @@ var mutations = []mutation{
 			"\t\t\t_ = d"}},
 	},
 	{
+		area: "pfscore", name: "enter-no-foreign-wait", pkgs: pfscorePkgs,
+		desc: "a thread's event is lost while another goroutine's free holds the guard",
+		edits: []edit{{"pfscore/thread.go",
+			"\t\tif g&guardForeign == 0 && g&^seqMask != t.owner {",
+			"\t\tif g&^seqMask != t.owner {"}},
+	},
+	{
 		area: "pfscore", name: "mem-free-ignores-owner", pkgs: pfscorePkgs,
 		desc: "a free counts only if the class is on now, not when its allocation counted",
 		edits: []edit{{"pfscore/memory.go",
