@@ -11,12 +11,14 @@ import (
 // the cache, counted when Put adds it and freed when it leaves (Delete, a
 // Put that replaces it, or eviction). When an entry would take the bytes
 // held over the bound, the least recently used entries are evicted first,
-// before the new entry counts, so the bytes held never exceed the bound, nor
-// does the global CURRENT_NUMBER_OF_BYTES_USED of a class only this cache
-// uses. Its HIGH_NUMBER_OF_BYTES_USED may: as in MySQL, a row's high water
-// mark is bounded by the sum of its sources' marks, so when several
-// threads fill the cache the global HIGH can reach the sum of each thread's
-// own peak.
+// before the new entry counts, so the bytes held (Bytes) never exceed the
+// bound, and once the cache is quiet neither does the global
+// CURRENT_NUMBER_OF_BYTES_USED of a class only this cache uses. A read of
+// the global row while threads fill the cache may show more: it sums the
+// threads' rows one after another, not at one instant. Its
+// HIGH_NUMBER_OF_BYTES_USED may too: as in MySQL, a row's high water mark
+// is bounded by the sum of its sources' marks, so when several threads fill
+// the cache the global HIGH can reach the sum of each thread's own peak.
 //
 //	var sessions = instrument.NewCache("memory/app/sessions", 64<<20,
 //		func(id string, s *Session) int { return len(id) + s.Size() })
@@ -26,8 +28,8 @@ import (
 //
 // An entry counts on the thread that put it (the thread ctx carries), as
 // MySQL counts a cache's memory on the thread that allocated it; its free
-// counts on that thread while it runs, and once it has ended on the global
-// statistics (its net allocation moved there at its end, see pfscore).
+// counts on that thread while it runs, and once it has ended on the rows
+// its statistics went to (its account, or its user and host; see pfscore).
 //
 // The size function is the caller's estimate: the cache counts what it
 // says, not what the Go heap holds. It is called without the cache's lock

@@ -99,9 +99,9 @@ func (c *MemoryClass) alloc(t *Thread, size int) Memory {
 // a Memory has one owner at a time: Free and Realloc must not be called
 // concurrently on the same Memory. Free may be called from any goroutine,
 // not only from the one that allocated: the free counts on the allocating
-// thread's row if that thread is still running and not busy in another
-// goroutine at that instant, else on the global row (as MySQL counts a free
-// of memory another thread owns).
+// thread's row if that thread is still running (and, when it is writing at
+// that instant, after that write), else on the rows its statistics went to
+// when it ended: its account, or its user and host.
 type Memory struct {
 	c     *MemoryClass // nil: the zero Memory, or a class that counts nothing
 	size  int

@@ -12,7 +12,7 @@ import "sync/atomic"
 // # What a concurrent reader sees
 //
 // Load and LoadCounts load each counter once, atomically, in the order
-// AllocCount, FreeCount, AllocSize, FreeSize, then the capacities. Each
+// FreeCount, FreeSize, AllocCount, AllocSize, then the capacities. Each
 // value is one that some write stored, but different counters may come
 // from different moments: a reader may see an Alloc's AllocCount and not
 // yet its AllocSize, or a carry half applied. The row is nonetheless built
@@ -29,7 +29,8 @@ import "sync/atomic"
 //
 // The marks of a read concurrent with writes may therefore be wider than
 // those of any single moment (LOW lower, HIGH higher, as estimates may be),
-// and CURRENT may include part of an operation that is still being counted.
+// and CURRENT may include part of an operation that is still being counted,
+// but never a free whose allocation it misses.
 // A read concurrent with Rebase or MoveBalanced may see the totals partly
 // reduced: CURRENT off by at most the balanced part moved, for that read.
 type Shared struct {
@@ -123,10 +124,16 @@ func (s *Shared) Aggregate(c Counts) {
 }
 
 // LoadCounts returns the counters (see "What a concurrent reader sees").
+// The free totals are loaded before the allocation totals: every free a
+// reader sees then has its allocation seen too (a free follows its
+// allocation), so a Shared's CURRENT never reads below the usage it had at
+// some instant of the read, however long the reader is held up between
+// the loads.
 func (s *Shared) LoadCounts() Counts {
+	freeCount, freeSize := s.freeCount.Load(), s.freeSize.Load()
 	return Counts{
-		AllocCount: s.allocCount.Load(), FreeCount: s.freeCount.Load(),
-		AllocSize: s.allocSize.Load(), FreeSize: s.freeSize.Load(),
+		AllocCount: s.allocCount.Load(), FreeCount: freeCount,
+		AllocSize: s.allocSize.Load(), FreeSize: freeSize,
 		AllocCountCapacity: clamp(s.allocCountCap.Load()), AllocSizeCapacity: clamp(s.allocSizeCap.Load()),
 		FreeCountCapacity: clamp(s.freeCountCap.Load()), FreeSizeCapacity: clamp(s.freeSizeCap.Load()),
 	}

@@ -70,9 +70,13 @@ type actorRow struct {
 	// carries of its threads' water marks, the roll-ups of ended threads
 	// and removed accounts (memory.go).
 	mem pages[memsum.Shared]
-	// memRemoved says a TRUNCATE removed the account and moved mem to its
-	// user and host; under Schema.memMoveMu.
-	memRemoved bool
+	// memRemoved says a TRUNCATE removed the row and moved mem where the
+	// rows above it sum it: an account's to memUser and memHost (as found
+	// then, maybe not its threads' own rows), a host's to the global
+	// statistics; a user's was a copy of what its hosts hold, and went
+	// nowhere. Under Schema.memMoveMu.
+	memRemoved       bool
+	memUser, memHost *actorRow
 }
 
 type accountKey struct{ user, host string }
@@ -371,7 +375,7 @@ func (s *Schema) truncateActors(m map[accountKey]*actorRow) {
 			// move into the rows that showed them through r.
 			st := loadShared(*r.waits.Load(), len(*r.waits.Load()), e.tag)
 			x := loadSharedCounts(*r.stmts.Load())
-			s.memMoveAccount(r, up[0], up[1])
+			s.memRemoveActor(r, up[0], up[1])
 			for _, u := range up {
 				if u != nil {
 					u.addWaits(e, st)

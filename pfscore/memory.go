@@ -312,48 +312,63 @@ func (s *Schema) memEnd(t *Thread) {
 // memParents calls f with the statistics of class kind index k that thread
 // t's go to when it ends: its account's; else its user's and its host's (the
 // global Shared's without a host: the global row sums hosts, not users);
-// else the global Shared's. A removed account's went to its user and host
-// (memMoveAccount), so an ended thread's frees follow them there. Within a
+// else the global Shared's. A row a TRUNCATE removed sent its statistics on
+// (memRemoveActor), and so do an ended thread's frees: a removed account's
+// to the user and host it moved them to, a removed host's to the global
+// Shared; a removed user's go nowhere (its copy went with it). Within a
 // move, or holding memMoveMu.
 func (s *Schema) memParents(t *Thread, k int, f func(*memsum.Shared)) {
-	if a := t.acct; a != nil && !a.memRemoved {
-		f(a.mem.at(k))
-		return
+	usr, hst := t.usr, t.hst
+	if a := t.acct; a != nil {
+		if !a.memRemoved {
+			f(a.mem.at(k))
+			return
+		}
+		usr, hst = a.memUser, a.memHost
 	}
-	if t.usr != nil {
-		f(t.usr.mem.at(k))
+	if usr != nil && !usr.memRemoved {
+		f(usr.mem.at(k))
 	}
-	if t.hst != nil {
-		f(t.hst.mem.at(k))
+	if hst != nil && !hst.memRemoved {
+		f(hst.mem.at(k))
 	} else {
 		f(s.memGlobal.at(k))
 	}
 }
 
-// memMoveAccount moves the memory statistics of an account TRUNCATE removes
-// into its user and host (the global Shared without a host), under the
-// rows' locks and within memMoveBegin and memMoveEnd.
-func (s *Schema) memMoveAccount(a, user, host *actorRow) {
+// memRemoveActor moves the memory statistics of an account, user or host
+// row TRUNCATE removes to where the rows above it will sum them: an
+// account's into user and host (the rows found for it now; the global
+// Shared without a host), a host's into the global Shared; a user's are
+// dropped, as the global row never summed them. Under the rows' locks and
+// within memMoveBegin and memMoveEnd.
+func (s *Schema) memRemoveActor(a, user, host *actorRow) {
+	account, isHost := a.user != "" && a.host != "", a.user == "" && a.host != ""
 	a.mem.each(func(k int, sh *memsum.Shared) {
 		c := sh.LoadCounts()
-		if c == (memsum.Counts{}) {
-			return
-		}
-		if user != nil {
-			user.mem.at(k).Aggregate(c)
-		}
-		if host != nil {
-			host.mem.at(k).Aggregate(c)
-		} else {
+		switch {
+		case c == (memsum.Counts{}):
+		case account:
+			if user != nil {
+				user.mem.at(k).Aggregate(c)
+			}
+			if host != nil {
+				host.mem.at(k).Aggregate(c)
+			} else {
+				s.memGlobal.at(k).Aggregate(c)
+			}
+		case isHost:
 			s.memGlobal.at(k).Aggregate(c)
 		}
 	})
-	a.memRemoved = true // its ended threads' frees now go to user and host
+	a.memRemoved, a.memUser, a.memHost = true, user, host
 }
 
 // truncateMemory is TRUNCATE of any memory summary table: every source is
 // rebased (package memsum, "TRUNCATE"), so all five tables restart from
-// their CURRENT values.
+// their CURRENT values. A row's counts go down by the same value, the sum of
+// its sources' balanced parts: an allocation and its free counted on two
+// sources (a free that found its thread busy) stay in the counts.
 func (s *Schema) truncateMemory() {
 	s.memMoveBegin()
 	defer s.memMoveEnd()
