@@ -333,8 +333,8 @@ var mutations = []mutation{
 		area: "pfscore", name: "mem-end-global", pkgs: pfscorePkgs,
 		desc: "an ended thread's memory goes to the global row, not its account",
 		edits: []edit{{"pfscore/memory.go",
-			"\tif a := t.acct; a != nil && !a.memRemoved {\n\t\tf(a.mem.at(k))",
-			"\tif a := t.acct; a != nil && !a.memRemoved {\n\t\tf(s.memGlobal.at(k))"}},
+			"\t\tif !a.memRemoved {\n\t\t\tf(a.mem.at(k))",
+			"\t\tif !a.memRemoved {\n\t\t\tf(s.memGlobal.at(k))"}},
 	},
 	{
 		area: "pfscore", name: "mem-end-outside-move", pkgs: pfscorePkgs,
@@ -356,6 +356,13 @@ var mutations = []mutation{
 		edits: []edit{{"pfscore/thread.go",
 			"\t\tif g&guardForeign == 0 && g&^seqMask != t.owner {",
 			"\t\tif g&^seqMask != t.owner {"}},
+	},
+	{
+		area: "pfscore", name: "mem-removed-host-keeps-frees", pkgs: pfscorePkgs,
+		desc: "an ended thread's free goes to its host row after TRUNCATE hosts removed it",
+		edits: []edit{{"pfscore/memory.go",
+			"\tif hst != nil && !hst.memRemoved {\n\t\tf(hst.mem.at(k))",
+			"\tif hst != nil {\n\t\tf(hst.mem.at(k))"}},
 	},
 	{
 		area: "pfscore", name: "mem-free-ignores-owner", pkgs: pfscorePkgs,
