@@ -18,6 +18,7 @@ const (
 	testMutex  = "wait/synch/mutex/pfs/test_lock"
 	testFile   = "wait/io/file/pfs/test_file"
 	testThread = "thread/pfs/test_worker"
+	testMemory = "memory/test/cache"
 )
 
 // service is a schema with a workload, served by exporter on a loopback
@@ -33,11 +34,14 @@ type service struct {
 func startService(t *testing.T, opts ...exporter.HandlerOption) *service {
 	t.Helper()
 	t.Setenv("PFS_ADDR", "") // the tests say --addr, or mean the default
-	s, err := pfscore.New(pfscore.WithoutEnvironment())
+	s, err := pfscore.New(pfscore.WithoutEnvironment(), pfscore.WithInstrument("memory/test/%=ON"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	opt := instrument.WithSchema(s)
+	// 3 MiB held (by no thread), for the memory view.
+	held := instrument.NewMemoryClass(testMemory, opt).AllocOn(nil, 3<<20)
+	t.Cleanup(held.Free)
 	svc := &service{s: s, mu: instrument.NewMutex(testMutex, opt)}
 	svc.thread = instrument.NewThread(testThread, opt, instrument.WithUser("app"), instrument.WithHost("localhost"))
 	t.Cleanup(svc.thread.End)

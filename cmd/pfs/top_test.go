@@ -65,6 +65,15 @@ func TestTopOnce(t *testing.T) {
 	if th := section("Busiest threads"); !strings.Contains(th, testThread) || !strings.Contains(th, "app@localhost") {
 		t.Errorf("busiest threads:\n%s", th)
 	}
+	// sys.memory_global_by_current_bytes: the test's 3 MiB, with the Go
+	// runtime's heap above it.
+	mem := section("Memory by current bytes")
+	if fields := fieldsOf(mem, testMemory); len(fields) < 4 || fields[1] != "1" || fields[2] != "3.00" || fields[3] != "MiB" {
+		t.Errorf("memory row for %s: %v\n%s", testMemory, fields, mem)
+	}
+	if !strings.Contains(mem, "memory/go/heap_objects") {
+		t.Errorf("memory view lacks the Go heap:\n%s", mem)
+	}
 	// A time is formatted as format_pico_time does.
 	if !strings.Contains(waits, " ns") && !strings.Contains(waits, " us") && !strings.Contains(waits, " ms") {
 		t.Errorf("no readable latency:\n%s", waits)
