@@ -69,14 +69,17 @@ type pages[T any] struct {
 	mu  sync.Mutex
 }
 
-// get returns element k, nil if its page was never made.
+// get returns element k, nil if its page was never made. (Unsigned
+// arithmetic: k is never negative, and the division is then a shift.)
 func (p *pages[T]) get(k int) *T {
 	d := p.dir.Load()
-	if d == nil || k/memPage >= len(*d) {
+	if d == nil {
 		return nil
 	}
-	if pg := (*d)[k/memPage]; pg != nil {
-		return &pg[k%memPage]
+	if i := uint(k) / memPage; i < uint(len(*d)) {
+		if pg := (*d)[i]; pg != nil {
+			return &pg[uint(k)%memPage]
+		}
 	}
 	return nil
 }
