@@ -1,0 +1,4 @@
+package bridge
+
+// WithClock sets the producer's clock, for tests.
+var WithClock = withClock

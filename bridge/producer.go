@@ -1,0 +1,513 @@
+package bridge
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/otelpfs/otelpfs/pfscore"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+// ScopeName is the instrumentation scope of the metrics a Producer makes.
+const ScopeName = "github.com/otelpfs/otelpfs/bridge"
+
+// Overflow is the db.query.summary of the series that sums the digests
+// outside the top N (see WithTopDigests); it also carries
+// otel.metric.overflow=true, as the SDK's own overflow series does.
+const Overflow = "other"
+
+// A Producer turns each collection's snapshot of the summary tables into
+// metric data: it is an sdk/metric Producer, registered with a reader
+// (metric.NewManualReader(metric.WithProducer(p)), or a PeriodicReader).
+// Its Produce is safe for concurrent use; collections run one at a time.
+type Producer struct {
+	tables pfscore.Tables
+	cfg    config
+	plans  []*tablePlan
+	scope  instrumentation.Scope
+
+	mu     sync.Mutex
+	seed   maphash.Seed
+	series map[uint64][]*series // by hash of the plan and the row's attribute values
+	others []*series            // each plan's overflow series (digest tables), or nil
+	gen    uint64               // the collection in progress
+	last   time.Time            // the previous collection, zero before the first
+	vals   []pfscore.Value      // scratch: a row's attribute values
+}
+
+var _ sdkmetric.Producer = (*Producer)(nil)
+
+// A series is the state the producer keeps about one row between
+// collections: its attributes (made once), the StartTime of its sums, and
+// its cumulative values, to notice a TRUNCATE.
+type series struct {
+	plan  int
+	hash  uint64
+	key   []pfscore.Value // the row's attribute values
+	attrs attribute.Set
+	start time.Time
+	last  []uint64 // the plan's cumul columns, at the previous collection
+	gen   uint64   // the last collection that exported it
+	mark  uint64   // overflow series: a digest of its membership
+}
+
+// NewProducer returns a Producer over t's tables: those the catalog lists
+// that WithTables keeps (by default the summaries, accounts, users, hosts
+// and global_status) and that have a measure column. The plan for each
+// table is made here, from the catalog's columns and roles.
+func NewProducer(t pfscore.Tables, opts ...Option) (*Producer, error) {
+	if t == nil {
+		return nil, errors.New("bridge: NewProducer: nil Tables")
+	}
+	cfg := newConfig(opts)
+	cat, err := t.Catalog()
+	if err != nil {
+		return nil, fmt.Errorf("bridge: reading the catalog: %w", err)
+	}
+	p := &Producer{tables: t, cfg: cfg, seed: maphash.MakeSeed(), series: map[uint64][]*series{},
+		scope: instrumentation.Scope{Name: ScopeName}}
+	names := map[string]string{}
+	for _, ti := range cat {
+		if !cfg.filter(ti.Name) {
+			continue
+		}
+		tp, err := planTable(ti)
+		if err != nil {
+			return nil, err
+		}
+		if tp == nil {
+			continue
+		}
+		for _, m := range tp.measures {
+			if prev, dup := names[m.name]; dup {
+				return nil, fmt.Errorf("bridge: metric %s from both %s and %s", m.name, prev, ti.Name)
+			}
+			names[m.name] = ti.Name
+		}
+		p.plans = append(p.plans, tp)
+	}
+	p.others = make([]*series, len(p.plans))
+	return p, nil
+}
+
+// Tables returns the names of the tables the producer exports, in catalog
+// order.
+func (p *Producer) Tables() []string {
+	out := make([]string, len(p.plans))
+	for i, tp := range p.plans {
+		out[i] = tp.table
+	}
+	return out
+}
+
+// Produce returns the metric data of one snapshot of every exported table,
+// in one ScopeMetrics. A table that fails to read is left out and its
+// error joined to the one returned, with the data of the others.
+func (p *Producer) Produce(ctx context.Context) ([]metricdata.ScopeMetrics, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.gen++
+	var (
+		out  []metricdata.Metrics
+		errs []error
+	)
+	now := p.cfg.now()
+	for i, tp := range p.plans {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		res, err := p.tables.Query(tp.table, pfscore.Query{})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("bridge: %s: %w", tp.table, err))
+			continue
+		}
+		if len(res.Columns) != len(tp.columns) {
+			errs = append(errs, fmt.Errorf("bridge: %s: %d columns, the catalog said %d", tp.table, len(res.Columns), len(tp.columns)))
+			continue
+		}
+		out = p.table(out, i, tp, res.Rows, now)
+	}
+	// Forget rows that were not exported: gone, or skipped for being zero.
+	// If they come back, every count they carry was made after this
+	// collection, which their StartTime then says.
+	for h, ss := range p.series {
+		kept := ss[:0]
+		for _, s := range ss {
+			if s.gen == p.gen {
+				kept = append(kept, s)
+			}
+		}
+		if len(kept) == 0 {
+			delete(p.series, h)
+		} else {
+			p.series[h] = kept
+		}
+	}
+	p.last = now
+	if len(out) == 0 {
+		return nil, errors.Join(errs...)
+	}
+	return []metricdata.ScopeMetrics{{Scope: p.scope, Metrics: out}}, errors.Join(errs...)
+}
+
+// freshStart is the StartTime of a series seen for the first time, or
+// after a reset: every count it carries was made after the previous
+// collection (which did not export it, or saw larger values), or, at the
+// first collection, since the configured start.
+func (p *Producer) freshStart() time.Time {
+	if p.last.IsZero() {
+		return p.cfg.start
+	}
+	return p.last
+}
+
+// table appends the metrics of one table snapshot to out.
+func (p *Producer) table(out []metricdata.Metrics, pi int, tp *tablePlan, rows []pfscore.Row, now time.Time) []metricdata.Metrics {
+	var rest []pfscore.Row
+	if tp.digest {
+		rows, rest = p.topN(tp, rows)
+	}
+	ms := make([]metricdata.Metrics, len(tp.measures))
+	n := len(rows) + 1
+	for j, m := range tp.measures {
+		ms[j] = metricdata.Metrics{Name: m.name, Description: m.desc, Unit: m.unit}
+		switch m.kind {
+		case sumInt:
+			ms[j].Data = metricdata.Sum[int64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: true,
+				DataPoints: make([]metricdata.DataPoint[int64], 0, n)}
+		case sumSeconds:
+			ms[j].Data = metricdata.Sum[float64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: true,
+				DataPoints: make([]metricdata.DataPoint[float64], 0, n)}
+		case gaugeInt:
+			ms[j].Data = metricdata.Gauge[int64]{DataPoints: make([]metricdata.DataPoint[int64], 0, n)}
+		case gaugeSeconds:
+			ms[j].Data = metricdata.Gauge[float64]{DataPoints: make([]metricdata.DataPoint[float64], 0, n)}
+		}
+	}
+	for _, row := range rows {
+		if tp.zero(row) {
+			continue
+		}
+		s := p.row(pi, tp, row)
+		p.advance(s, tp, row)
+		for j := range tp.measures {
+			appendPoint(&ms[j], &tp.measures[j], row[tp.measures[j].col], s, now)
+		}
+	}
+	if tp.digest {
+		p.overflow(ms, pi, tp, rest, now)
+	}
+	for _, m := range ms {
+		if points(m.Data) > 0 {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// zero reports whether every cumulative column of row is zero (or NULL):
+// such a row says nothing yet, and is left out.
+func (tp *tablePlan) zero(row pfscore.Row) bool {
+	if len(tp.cumul) == 0 {
+		return false
+	}
+	for _, c := range tp.cumul {
+		if asUint(row[c]) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// advance records row's cumulative values in s, and restarts s's sums if
+// any went down: a TRUNCATE the producer noticed.
+func (p *Producer) advance(s *series, tp *tablePlan, row pfscore.Row) {
+	reset := false
+	for k, c := range tp.cumul {
+		v := asUint(row[c])
+		if v < s.last[k] {
+			reset = true
+		}
+		s.last[k] = v
+	}
+	if reset {
+		s.start = p.freshStart()
+	}
+	s.gen = p.gen
+}
+
+// row returns the series of a row of plan pi, made on first sight.
+func (p *Producer) row(pi int, tp *tablePlan, row pfscore.Row) *series {
+	vals := p.vals[:0]
+	for _, c := range tp.attrs {
+		vals = append(vals, row[c])
+	}
+	p.vals = vals
+	h := p.hash(pi, vals)
+	for _, s := range p.series[h] {
+		if s.plan == pi && slices.Equal(s.key, vals) {
+			return s
+		}
+	}
+	kvs := make([]attribute.KeyValue, 0, len(vals))
+	for i, v := range vals {
+		switch x := v.(type) {
+		case string:
+			kvs = append(kvs, tp.keys[i].String(x))
+		case uint64:
+			kvs = append(kvs, tp.keys[i].Int64(clampInt(x)))
+		case int64:
+			kvs = append(kvs, tp.keys[i].Int64(x))
+		}
+	}
+	s := &series{plan: pi, hash: h, key: slices.Clone(vals), attrs: attribute.NewSet(kvs...),
+		start: p.freshStart(), last: make([]uint64, len(tp.cumul))}
+	p.series[h] = append(p.series[h], s)
+	return s
+}
+
+func (p *Producer) hash(pi int, vals []pfscore.Value) uint64 {
+	var h maphash.Hash
+	h.SetSeed(p.seed)
+	var b [9]byte
+	binary.LittleEndian.PutUint64(b[:8], uint64(pi))
+	h.Write(b[:8])
+	for _, v := range vals {
+		switch x := v.(type) {
+		case string:
+			b[0] = 's'
+			h.Write(b[:1])
+			h.WriteString(x)
+			b[0] = 0
+			h.Write(b[:1])
+		case uint64:
+			b[0] = 'u'
+			binary.LittleEndian.PutUint64(b[1:], x)
+			h.Write(b[:])
+		case int64:
+			b[0] = 'i'
+			binary.LittleEndian.PutUint64(b[1:], uint64(x))
+			h.Write(b[:])
+		default:
+			b[0] = 'n'
+			h.Write(b[:1])
+		}
+	}
+	return h.Sum64()
+}
+
+// topN splits a digest table's rows into the top N by SUM_TIMER_WAIT (ties
+// in table order) and the rest.
+func (p *Producer) topN(tp *tablePlan, rows []pfscore.Row) (top, rest []pfscore.Row) {
+	if len(rows) <= p.cfg.topDigests {
+		return rows, nil
+	}
+	sorted := slices.Clone(rows)
+	slices.SortStableFunc(sorted, func(a, b pfscore.Row) int {
+		return cmp.Compare(asUint(b[tp.sumTimer]), asUint(a[tp.sumTimer]))
+	})
+	return sorted[:p.cfg.topDigests], sorted[p.cfg.topDigests:]
+}
+
+// overflow appends the overflow series of a digest table: the sums of the
+// rows outside the top N, their least MIN and greatest MAX, and the AVG
+// those make. Gauges of single digests (the quantiles) have no sum, and
+// the overflow series leaves them out. A change in which digests it holds
+// restarts its sums (see doc.go).
+func (p *Producer) overflow(ms []metricdata.Metrics, pi int, tp *tablePlan, rest []pfscore.Row, now time.Time) {
+	sums := make([]uint64, len(tp.columns))
+	mins := make([]uint64, len(tp.columns))
+	maxs := make([]uint64, len(tp.columns))
+	var mark uint64
+	kept := 0
+	for _, row := range rest {
+		if tp.zero(row) {
+			continue
+		}
+		kept++
+		mark += p.hash(pi, p.attrValues(tp, row))
+		for _, m := range tp.measures {
+			v := asUint(row[m.col])
+			switch m.role {
+			case pfscore.RoleCounter, pfscore.RoleTimer:
+				sums[m.col] = satAdd(sums[m.col], v)
+			case pfscore.RoleMin:
+				if v != 0 && (mins[m.col] == 0 || v < mins[m.col]) {
+					mins[m.col] = v
+				}
+			case pfscore.RoleMax:
+				maxs[m.col] = max(maxs[m.col], v)
+			}
+		}
+	}
+	s := p.others[pi]
+	if kept == 0 {
+		p.others[pi] = nil
+		return
+	}
+	if s == nil {
+		s = &series{plan: pi, start: p.freshStart(), last: make([]uint64, len(tp.cumul)),
+			attrs: attribute.NewSet(attrKey("DIGEST_TEXT").String(Overflow), attribute.Bool("otel.metric.overflow", true))}
+		s.mark = mark
+		p.others[pi] = s
+	}
+	row := make(pfscore.Row, len(tp.columns))
+	for _, m := range tp.measures {
+		switch m.role {
+		case pfscore.RoleCounter, pfscore.RoleTimer:
+			row[m.col] = sums[m.col]
+		case pfscore.RoleMin:
+			row[m.col] = mins[m.col]
+		case pfscore.RoleMax:
+			row[m.col] = maxs[m.col]
+		}
+	}
+	// AVG_X from SUM_X and the count beside it: AVG_TIMER_WAIT is
+	// SUM_TIMER_WAIT / COUNT_STAR.
+	for _, m := range tp.measures {
+		if m.role != pfscore.RoleAvg {
+			continue
+		}
+		sum, count := tp.avgParts(m.col)
+		if sum >= 0 && count >= 0 && sums[count] > 0 {
+			row[m.col] = sums[sum] / sums[count]
+		}
+	}
+	p.advance(s, tp, row)
+	if s.mark != mark {
+		s.start, s.mark = p.freshStart(), mark
+	}
+	for j := range tp.measures {
+		if v := row[tp.measures[j].col]; v != nil {
+			appendPoint(&ms[j], &tp.measures[j], v, s, now)
+		}
+	}
+}
+
+// attrValues returns row's attribute values, in p's scratch slice.
+func (p *Producer) attrValues(tp *tablePlan, row pfscore.Row) []pfscore.Value {
+	vals := p.vals[:0]
+	for _, c := range tp.attrs {
+		vals = append(vals, row[c])
+	}
+	p.vals = vals
+	return vals
+}
+
+// avgParts returns the SUM_ and COUNT_ columns an AVG_ column divides (by
+// name: AVG_TIMER_WAIT is SUM_TIMER_WAIT / COUNT_STAR, AVG_TIMER_X is
+// SUM_TIMER_X / COUNT_X), -1 if missing.
+func (tp *tablePlan) avgParts(avg int) (sum, count int) {
+	name := tp.columns[avg].Name[len("AVG_"):]
+	sum, count = tp.column("SUM_"+name), -1
+	if name == "TIMER_WAIT" {
+		count = tp.column("COUNT_STAR")
+	} else if len(name) > len("TIMER_") && name[:len("TIMER_")] == "TIMER_" {
+		count = tp.column("COUNT_" + name[len("TIMER_"):])
+	}
+	return sum, count
+}
+
+func (tp *tablePlan) column(name string) int {
+	for i, c := range tp.columns {
+		if c.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// appendPoint appends value v of measure m, for series s, to metric out.
+// A NULL value appends nothing.
+func appendPoint(out *metricdata.Metrics, m *measure, v pfscore.Value, s *series, now time.Time) {
+	if v == nil {
+		return
+	}
+	switch m.kind {
+	case sumInt:
+		d := out.Data.(metricdata.Sum[int64])
+		d.DataPoints = append(d.DataPoints, metricdata.DataPoint[int64]{Attributes: s.attrs, StartTime: s.start, Time: now, Value: asInt(v)})
+		out.Data = d
+	case sumSeconds:
+		d := out.Data.(metricdata.Sum[float64])
+		d.DataPoints = append(d.DataPoints, metricdata.DataPoint[float64]{Attributes: s.attrs, StartTime: s.start, Time: now, Value: seconds(v)})
+		out.Data = d
+	case gaugeInt:
+		d := out.Data.(metricdata.Gauge[int64])
+		d.DataPoints = append(d.DataPoints, metricdata.DataPoint[int64]{Attributes: s.attrs, Time: now, Value: asInt(v)})
+		out.Data = d
+	case gaugeSeconds:
+		d := out.Data.(metricdata.Gauge[float64])
+		d.DataPoints = append(d.DataPoints, metricdata.DataPoint[float64]{Attributes: s.attrs, Time: now, Value: seconds(v)})
+		out.Data = d
+	}
+}
+
+func points(d metricdata.Aggregation) int {
+	switch x := d.(type) {
+	case metricdata.Sum[int64]:
+		return len(x.DataPoints)
+	case metricdata.Sum[float64]:
+		return len(x.DataPoints)
+	case metricdata.Gauge[int64]:
+		return len(x.DataPoints)
+	case metricdata.Gauge[float64]:
+		return len(x.DataPoints)
+	}
+	return 0
+}
+
+// Seconds converts picoseconds, a TIMER_* value, to seconds, the unit of
+// every time the producer exports.
+func Seconds(ps uint64) float64 { return float64(ps) / 1e12 }
+
+func seconds(v pfscore.Value) float64 { return Seconds(asUint(v)) }
+
+// asUint returns a counter's value; NULL and negative values are 0.
+func asUint(v pfscore.Value) uint64 {
+	switch x := v.(type) {
+	case uint64:
+		return x
+	case int64:
+		if x > 0 {
+			return uint64(x)
+		}
+	}
+	return 0
+}
+
+func asInt(v pfscore.Value) int64 {
+	switch x := v.(type) {
+	case uint64:
+		return clampInt(x)
+	case int64:
+		return x
+	}
+	return 0
+}
+
+func clampInt(u uint64) int64 {
+	if u > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(u)
+}
+
+func satAdd(a, b uint64) uint64 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return math.MaxUint64
+}
