@@ -42,11 +42,17 @@ type Producer struct {
 	series map[uint64][]*series // by hash of the plan and the row's attribute values
 	others []*series            // each plan's overflow series (digest tables), or nil
 	gen    uint64               // the collection in progress
+	count  int                  // series in the map
+	seen   int                  // series in the map this collection exported
 	last   time.Time            // the previous collection, zero before the first
 	vals   []pfscore.Value      // scratch: a row's attribute values
 }
 
 var _ sdkmetric.Producer = (*Producer)(nil)
+
+// overflowHash marks the overflow series, which live in Producer.others,
+// not in the map.
+const overflowHash = 0
 
 // A series is the state the producer keeps about one row between
 // collections: its attributes (made once), the StartTime of its sums, and
@@ -118,6 +124,7 @@ func (p *Producer) Produce(ctx context.Context) ([]metricdata.ScopeMetrics, erro
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.gen++
+	p.seen = 0
 	var (
 		out  []metricdata.Metrics
 		errs []error
@@ -143,12 +150,17 @@ func (p *Producer) Produce(ctx context.Context) ([]metricdata.ScopeMetrics, erro
 	// If they come back, every count they carry was made after this
 	// collection, which their StartTime then says.
 	for h, ss := range p.series {
+		if p.seen == p.count {
+			break // every series was exported: nothing to forget
+		}
 		kept := ss[:0]
 		for _, s := range ss {
 			if s.gen == p.gen {
 				kept = append(kept, s)
 			}
 		}
+		p.count -= len(ss) - len(kept)
+		clear(ss[len(kept):])
 		if len(kept) == 0 {
 			delete(p.series, h)
 		} else {
@@ -179,21 +191,14 @@ func (p *Producer) table(out []metricdata.Metrics, pi int, tp *tablePlan, rows [
 	if tp.digest {
 		rows, rest = p.topN(tp, rows)
 	}
-	ms := make([]metricdata.Metrics, len(tp.measures))
+	bs := make([]builder, len(tp.measures))
 	n := len(rows) + 1
 	for j, m := range tp.measures {
-		ms[j] = metricdata.Metrics{Name: m.name, Description: m.desc, Unit: m.unit}
-		switch m.kind {
-		case sumInt:
-			ms[j].Data = metricdata.Sum[int64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: true,
-				DataPoints: make([]metricdata.DataPoint[int64], 0, n)}
-		case sumSeconds:
-			ms[j].Data = metricdata.Sum[float64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: true,
-				DataPoints: make([]metricdata.DataPoint[float64], 0, n)}
-		case gaugeInt:
-			ms[j].Data = metricdata.Gauge[int64]{DataPoints: make([]metricdata.DataPoint[int64], 0, n)}
-		case gaugeSeconds:
-			ms[j].Data = metricdata.Gauge[float64]{DataPoints: make([]metricdata.DataPoint[float64], 0, n)}
+		bs[j].m = &tp.measures[j]
+		if m.kind == sumInt || m.kind == gaugeInt {
+			bs[j].ints = make([]metricdata.DataPoint[int64], 0, n)
+		} else {
+			bs[j].floats = make([]metricdata.DataPoint[float64], 0, n)
 		}
 	}
 	for _, row := range rows {
@@ -202,19 +207,62 @@ func (p *Producer) table(out []metricdata.Metrics, pi int, tp *tablePlan, rows [
 		}
 		s := p.row(pi, tp, row)
 		p.advance(s, tp, row)
-		for j := range tp.measures {
-			appendPoint(&ms[j], &tp.measures[j], row[tp.measures[j].col], s, now)
+		for j := range bs {
+			bs[j].add(row[bs[j].m.col], s, now)
 		}
 	}
 	if tp.digest {
-		p.overflow(ms, pi, tp, rest, now)
+		p.overflow(bs, pi, tp, rest, now)
 	}
-	for _, m := range ms {
-		if points(m.Data) > 0 {
+	for j := range bs {
+		if m, ok := bs[j].metric(); ok {
 			out = append(out, m)
 		}
 	}
 	return out
+}
+
+// A builder collects one measure's data points of a table snapshot.
+type builder struct {
+	m      *measure
+	ints   []metricdata.DataPoint[int64]
+	floats []metricdata.DataPoint[float64]
+}
+
+// add appends value v for series s; a NULL value appends nothing.
+func (b *builder) add(v pfscore.Value, s *series, now time.Time) {
+	if v == nil {
+		return
+	}
+	switch b.m.kind {
+	case sumInt:
+		b.ints = append(b.ints, metricdata.DataPoint[int64]{Attributes: s.attrs, StartTime: s.start, Time: now, Value: asInt(v)})
+	case gaugeInt:
+		b.ints = append(b.ints, metricdata.DataPoint[int64]{Attributes: s.attrs, Time: now, Value: asInt(v)})
+	case sumSeconds:
+		b.floats = append(b.floats, metricdata.DataPoint[float64]{Attributes: s.attrs, StartTime: s.start, Time: now, Value: seconds(v)})
+	case gaugeSeconds:
+		b.floats = append(b.floats, metricdata.DataPoint[float64]{Attributes: s.attrs, Time: now, Value: seconds(v)})
+	}
+}
+
+// metric returns the metric the builder holds, false if it has no point.
+func (b *builder) metric() (metricdata.Metrics, bool) {
+	if len(b.ints) == 0 && len(b.floats) == 0 {
+		return metricdata.Metrics{}, false
+	}
+	m := metricdata.Metrics{Name: b.m.name, Description: b.m.desc, Unit: b.m.unit}
+	switch b.m.kind {
+	case sumInt:
+		m.Data = metricdata.Sum[int64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: true, DataPoints: b.ints}
+	case sumSeconds:
+		m.Data = metricdata.Sum[float64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: true, DataPoints: b.floats}
+	case gaugeInt:
+		m.Data = metricdata.Gauge[int64]{DataPoints: b.ints}
+	case gaugeSeconds:
+		m.Data = metricdata.Gauge[float64]{DataPoints: b.floats}
+	}
+	return m, true
 }
 
 // zero reports whether every cumulative column of row is zero (or NULL):
@@ -244,6 +292,9 @@ func (p *Producer) advance(s *series, tp *tablePlan, row pfscore.Row) {
 	}
 	if reset {
 		s.start = p.freshStart()
+	}
+	if s.gen != p.gen && s.hash != overflowHash {
+		p.seen++
 	}
 	s.gen = p.gen
 }
@@ -275,6 +326,7 @@ func (p *Producer) row(pi int, tp *tablePlan, row pfscore.Row) *series {
 	s := &series{plan: pi, hash: h, key: slices.Clone(vals), attrs: attribute.NewSet(kvs...),
 		start: p.freshStart(), last: make([]uint64, len(tp.cumul))}
 	p.series[h] = append(p.series[h], s)
+	p.count++
 	return s
 }
 
@@ -326,7 +378,7 @@ func (p *Producer) topN(tp *tablePlan, rows []pfscore.Row) (top, rest []pfscore.
 // those make. Gauges of single digests (the quantiles) have no sum, and
 // the overflow series leaves them out. A change in which digests it holds
 // restarts its sums (see doc.go).
-func (p *Producer) overflow(ms []metricdata.Metrics, pi int, tp *tablePlan, rest []pfscore.Row, now time.Time) {
+func (p *Producer) overflow(bs []builder, pi int, tp *tablePlan, rest []pfscore.Row, now time.Time) {
 	sums := make([]uint64, len(tp.columns))
 	mins := make([]uint64, len(tp.columns))
 	maxs := make([]uint64, len(tp.columns))
@@ -358,7 +410,7 @@ func (p *Producer) overflow(ms []metricdata.Metrics, pi int, tp *tablePlan, rest
 		return
 	}
 	if s == nil {
-		s = &series{plan: pi, start: p.freshStart(), last: make([]uint64, len(tp.cumul)),
+		s = &series{plan: pi, hash: overflowHash, start: p.freshStart(), last: make([]uint64, len(tp.cumul)),
 			attrs: attribute.NewSet(attrKey("DIGEST_TEXT").String(Overflow), attribute.Bool("otel.metric.overflow", true))}
 		s.mark = mark
 		p.others[pi] = s
@@ -389,10 +441,8 @@ func (p *Producer) overflow(ms []metricdata.Metrics, pi int, tp *tablePlan, rest
 	if s.mark != mark {
 		s.start, s.mark = p.freshStart(), mark
 	}
-	for j := range tp.measures {
-		if v := row[tp.measures[j].col]; v != nil {
-			appendPoint(&ms[j], &tp.measures[j], v, s, now)
-		}
+	for j := range bs {
+		bs[j].add(row[bs[j].m.col], s, now)
 	}
 }
 
@@ -427,46 +477,6 @@ func (tp *tablePlan) column(name string) int {
 		}
 	}
 	return -1
-}
-
-// appendPoint appends value v of measure m, for series s, to metric out.
-// A NULL value appends nothing.
-func appendPoint(out *metricdata.Metrics, m *measure, v pfscore.Value, s *series, now time.Time) {
-	if v == nil {
-		return
-	}
-	switch m.kind {
-	case sumInt:
-		d := out.Data.(metricdata.Sum[int64])
-		d.DataPoints = append(d.DataPoints, metricdata.DataPoint[int64]{Attributes: s.attrs, StartTime: s.start, Time: now, Value: asInt(v)})
-		out.Data = d
-	case sumSeconds:
-		d := out.Data.(metricdata.Sum[float64])
-		d.DataPoints = append(d.DataPoints, metricdata.DataPoint[float64]{Attributes: s.attrs, StartTime: s.start, Time: now, Value: seconds(v)})
-		out.Data = d
-	case gaugeInt:
-		d := out.Data.(metricdata.Gauge[int64])
-		d.DataPoints = append(d.DataPoints, metricdata.DataPoint[int64]{Attributes: s.attrs, Time: now, Value: asInt(v)})
-		out.Data = d
-	case gaugeSeconds:
-		d := out.Data.(metricdata.Gauge[float64])
-		d.DataPoints = append(d.DataPoints, metricdata.DataPoint[float64]{Attributes: s.attrs, Time: now, Value: seconds(v)})
-		out.Data = d
-	}
-}
-
-func points(d metricdata.Aggregation) int {
-	switch x := d.(type) {
-	case metricdata.Sum[int64]:
-		return len(x.DataPoints)
-	case metricdata.Sum[float64]:
-		return len(x.DataPoints)
-	case metricdata.Gauge[int64]:
-		return len(x.DataPoints)
-	case metricdata.Gauge[float64]:
-		return len(x.DataPoints)
-	}
-	return 0
 }
 
 // Seconds converts picoseconds, a TIMER_* value, to seconds, the unit of
