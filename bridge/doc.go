@@ -7,8 +7,9 @@
 //	reader := metric.NewManualReader(metric.WithProducer(p)) // or a PeriodicReader
 //	provider := metric.NewMeterProvider(metric.WithReader(reader))
 //
-// The producer reads through pfscore.Tables only (Catalog and Query), so a
-// remote Tables (exporter.Client) works as well as a *pfscore.Schema.
+// The producer reads through pfscore.Tables only (Catalog and Query); the
+// tests run it over a *pfscore.Schema (a remote Tables such as
+// exporter.Client is not tested yet).
 //
 // # What is exported
 //
