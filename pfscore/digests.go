@@ -365,7 +365,13 @@ func (s *Schema) digestRecord(e *stmtEntry, d *digestInfo, schema string, now ui
 	i := tbl.find(schema, d, now)
 	if i < 0 {
 		tbl.lost.Add(1)
-		tbl.null.stats.first.CompareAndSwap(0, now)
+		// LAST_SEEN before FIRST_SEEN, exactly (the grain of aggregate
+		// would let a later FIRST_SEEN stand above it): readers load
+		// FIRST_SEEN first.
+		null := &tbl.null.stats
+		for l := null.last.Load(); now > l && !null.last.CompareAndSwap(l, now); l = null.last.Load() {
+		}
+		null.first.CompareAndSwap(0, now)
 		return &tbl.null
 	}
 	b := &e.bindOwn // bindings are immutable once stored: bindOwn serves once
@@ -411,11 +417,13 @@ func (d *digestStats) maybeSample(text string, timed bool, wait, end, maxAge, ma
 	if cur != nil && !(timed && wait > cur.wait) && !(maxAge != 0 && end > cur.seen && end-cur.seen > maxAge) {
 		return
 	}
+	// LAST_SEEN first, then the sample, which readers load before
+	// LAST_SEEN: a read never shows a sample seen after its LAST_SEEN.
+	for l := d.last.Load(); end > l && !d.last.CompareAndSwap(l, end); l = d.last.Load() {
+	}
 	q := &querySample{seen: end, wait: wait}
 	q.text, q.truncated = clipText(text, int(maxText)) // text is the entry's copy, or cut and copied
 	d.sample.CompareAndSwap(cur, q)                    // a concurrent replacement wins: one sample is as good as another
-	for l := d.last.Load(); end > l && !d.last.CompareAndSwap(l, end); l = d.last.Load() {
-	} // LAST_SEEN >= QUERY_SAMPLE_SEEN
 }
 
 // clipText returns text cut to at most n bytes on a character boundary

@@ -90,19 +90,22 @@ func (s *Schema) EventsStatementsSummaryByDigest() []DigestSummary {
 		st, h := r.stats.load()
 		st = st.settled()
 		h = h.sub(s.histDigestBase[r])
+		// FIRST_SEEN and the sample before LAST_SEEN, which their writers
+		// move first: LAST_SEEN >= FIRST_SEEN, QUERY_SAMPLE_SEEN.
+		first, q := r.stats.first.Load(), r.stats.sample.Load()
 		row := DigestSummary{
 			DigestText:      r.text,
 			WaitStats:       st.statRow.view(),
 			StatementCounts: st.x.counts(),
 			ClientTimes:     st.x.client(),
-			FirstSeen:       Timestamp(r.stats.first.Load()),
+			FirstSeen:       Timestamp(first),
 			LastSeen:        Timestamp(r.stats.last.Load()),
 		}
 		if r.schema != "" || r.text != "" {
 			row.SchemaName, row.Digest = r.schema, r.digest.Hex()
 		}
 		row.Quantile95, row.Quantile99, row.Quantile999 = h.quantiles()
-		if q := r.stats.sample.Load(); q != nil {
+		if q != nil {
 			row.QuerySampleText = showText(q.text, q.truncated)
 			row.QuerySampleSeen = Timestamp(q.seen)
 			row.QuerySampleTimerWait = q.wait
