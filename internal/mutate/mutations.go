@@ -365,6 +365,13 @@ var mutations = []mutation{
 			"\tif hst != nil {\n\t\tf(hst.mem.at(k))"}},
 	},
 	{
+		area: "pfscore", name: "null-row-first-before-last", pkgs: pfscorePkgs,
+		desc: "the NULL digest row's FIRST_SEEN is set without moving LAST_SEEN first",
+		edits: []edit{{"pfscore/digests.go",
+			"\t\tfor l := null.last.Load(); now > l && !null.last.CompareAndSwap(l, now); l = null.last.Load() {\n\t\t}\n",
+			""}},
+	},
+	{
 		area: "pfscore", name: "mem-free-ignores-owner", pkgs: pfscorePkgs,
 		desc: "a free counts only if the class is on now, not when its allocation counted",
 		edits: []edit{{"pfscore/memory.go",
