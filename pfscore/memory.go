@@ -23,18 +23,21 @@ import (
 // global Shared; it returns a MemoryOwner saying which. MemoryFree counts a
 // free exactly when its allocation counted, whatever the flags say by then
 // (MySQL's rule): on the owner thread's Stat if the thread is still the
-// same and not busy in another goroutine's write section, else where the
-// thread's statistics go when it ends (its account, or user and host). A new high or low water mark on a thread is carried to its parents
-// at once (memsum's carry: the account, then the user and the host, then the
-// global Shared); the totals stay in the thread's Stat until it ends.
+// same (waiting, if another goroutine writes it, for a write by the
+// thread's own goroutine to end), else where the thread's statistics go
+// when it ends (its account, or user and host). A new high or low water
+// mark on a thread is carried to its parents at once (memsum's carry: the
+// account, then the user and the host, then the global Shared); the totals
+// stay in the thread's Stat until it ends.
 //
 // # Moves, and what a reader sees
 //
 // A row is a sum of sources (a thread's Stat; an account's, user's or
 // host's Shared; the global Shared). Three things move counts between
 // sources: a thread's end (its Stat drained into its parents), TRUNCATE of
-// accounts removing an account (its Shared moved into its user and host),
-// and TRUNCATE of a memory table (every source rebased). Each runs under
+// accounts, users or hosts removing a row (memRemoveActor: an account's
+// Shared into its user and host, a host's into the global Shared), and
+// TRUNCATE of a memory table (every source rebased). Each runs under
 // memMoveMu with memMoves odd; a reader sums its sources between two loads
 // of memMoves and keeps the sums only if both were even and equal, retrying
 // a few times and then reading under memMoveMu. So a reader never counts a
