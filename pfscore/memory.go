@@ -23,9 +23,9 @@ import (
 // global Shared; it returns a MemoryOwner saying which. MemoryFree counts a
 // free exactly when its allocation counted, whatever the flags say by then
 // (MySQL's rule): on the owner thread's Stat if the thread is still the
-// same (waiting, if another goroutine writes it, for a write by the
-// thread's own goroutine to end), else where the thread's statistics go
-// when it ends (its account, or user and host). A new high or low water
+// same and is not writing its storage at that instant (another free that
+// holds it is waited for), else where the thread's statistics go when it
+// ends (its account, or user and host). A new high or low water
 // mark on a thread is carried to its parents at once (memsum's carry: the
 // account, then the user and the host, then the global Shared); the totals
 // stay in the thread's Stat until it ends.
