@@ -89,11 +89,15 @@
 // 100) with pfs.digest, db.query.summary (DIGEST_TEXT) and db.namespace
 // (SCHEMA_NAME), and one overflow series, db.query.summary="other" and
 // otel.metric.overflow=true, with the sums of the rest, their least MIN,
-// greatest MAX and the AVG those make (no quantiles). The exported counts
-// and times add up to the table's. When a digest enters or leaves the top
-// N, the overflow series holds other digests than before: its sums
-// restart (a new StartTime), and a digest that left the top N stops being
-// exported under its own attributes until it returns.
+// greatest MAX and the AVG those make (no quantiles). The overflow series
+// counts what the digests outside the top N add, collection by collection,
+// so its sums only grow whichever digests it holds; a digest that leaves
+// the top N stops being exported under its own attributes, and when it
+// returns it restarts, with the previous collection as StartTime and only
+// what it counted since, because the overflow series counted what it added
+// meanwhile. So the exported series' increases between two collections add
+// up to the table's, and nothing counts twice; their cumulative values add
+// up to the table's only until a digest first moves across the cut.
 //
 // # Cumulative sums and TRUNCATE
 //
@@ -111,7 +115,8 @@
 // than happened.
 //
 // Rows whose counters and timers are all zero (classes never used, a
-// thread's classes it never ran) are left out. MIN and MAX are gauges
+// thread's classes it never ran) are left out. A table that fails to read
+// in one collection keeps its rows' StartTimes for the next. MIN and MAX are gauges
 // since the last TRUNCATE, as the table has them.
 //
 // # Concurrency and errors

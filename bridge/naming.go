@@ -170,6 +170,9 @@ const (
 	gaugeSeconds             // the same of picoseconds: Gauge[float64], seconds
 )
 
+// sum reports whether k is a cumulative Sum.
+func (k kind) sum() bool { return k == sumInt || k == sumSeconds }
+
 // A measure is a metric column of a table.
 type measure struct {
 	col  int // index in the table's columns

@@ -64,8 +64,18 @@ type series struct {
 	attrs attribute.Set
 	start time.Time
 	last  []uint64 // the plan's cumul columns, at the previous collection
-	gen   uint64   // the last collection that exported it
-	mark  uint64   // overflow series: a digest of its membership
+	gen   uint64   // the last collection that exported it (or, for a digest in the overflow, kept it)
+	// acc is the overflow series' sums by column: what its members added
+	// collection by collection, so that they only grow whoever the
+	// members are.
+	acc []uint64
+	// A digest's series while its digest is outside the top N (inRest),
+	// and the values, by column, it had when it came back (offset): the
+	// overflow series counted what it added meanwhile, so on its return
+	// it restarts, with the previous collection as StartTime and those
+	// values taken off.
+	inRest bool
+	offset []uint64
 }
 
 // NewProducer returns a Producer over t's tables: those the catalog lists
@@ -130,6 +140,7 @@ func (p *Producer) Produce(ctx context.Context) ([]metricdata.ScopeMetrics, erro
 		errs []error
 	)
 	now := p.cfg.now()
+	read := make([]bool, len(p.plans)) // the tables this collection read
 	for i, tp := range p.plans {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, err)
@@ -145,17 +156,20 @@ func (p *Producer) Produce(ctx context.Context) ([]metricdata.ScopeMetrics, erro
 			continue
 		}
 		out = p.table(out, i, tp, res.Rows, now)
+		read[i] = true
 	}
-	// Forget rows that were not exported: gone, or skipped for being zero.
-	// If they come back, every count they carry was made after this
-	// collection, which their StartTime then says.
+	// Forget rows of the tables read that were not exported: gone, or
+	// skipped for being zero. If they come back, every count they carry was
+	// made after this collection, which their StartTime then says. The rows
+	// of a table this collection could not read are kept as they were: they
+	// did not reset.
 	for h, ss := range p.series {
 		if p.seen == p.count {
 			break // every series was exported: nothing to forget
 		}
 		kept := ss[:0]
 		for _, s := range ss {
-			if s.gen == p.gen {
+			if s.gen == p.gen || !read[s.plan] {
 				kept = append(kept, s)
 			}
 		}
@@ -206,9 +220,21 @@ func (p *Producer) table(out []metricdata.Metrics, pi int, tp *tablePlan, rows [
 			continue
 		}
 		s := p.row(pi, tp, row)
+		if s.inRest { // back in the top N (see series)
+			s.inRest = false
+			s.start = p.freshStart()
+			s.offset = make([]uint64, len(tp.columns))
+			for k, c := range tp.cumul {
+				s.offset[c] = s.last[k]
+			}
+		}
 		p.advance(s, tp, row)
 		for j := range bs {
-			bs[j].add(row[bs[j].m.col], s, now)
+			v := row[bs[j].m.col]
+			if s.offset != nil && v != nil && bs[j].m.kind.sum() {
+				v = asUint(v) - s.offset[bs[j].m.col]
+			}
+			bs[j].add(v, s, now)
 		}
 	}
 	if tp.digest {
@@ -291,7 +317,7 @@ func (p *Producer) advance(s *series, tp *tablePlan, row pfscore.Row) {
 		s.last[k] = v
 	}
 	if reset {
-		s.start = p.freshStart()
+		s.start, s.offset = p.freshStart(), nil
 	}
 	if s.gen != p.gen && s.hash != overflowHash {
 		p.seen++
@@ -373,23 +399,41 @@ func (p *Producer) topN(tp *tablePlan, rows []pfscore.Row) (top, rest []pfscore.
 	return sorted[:p.cfg.topDigests], sorted[p.cfg.topDigests:]
 }
 
-// overflow appends the overflow series of a digest table: the sums of the
-// rows outside the top N, their least MIN and greatest MAX, and the AVG
-// those make. Gauges of single digests (the quantiles) have no sum, and
-// the overflow series leaves them out. A change in which digests it holds
-// restarts its sums (see doc.go).
+// overflow appends the overflow series of a digest table: the sums of what
+// the rows outside the top N added since the previous collection, added to
+// its own (so that its sums only grow, whichever digests it holds), their
+// least MIN and greatest MAX now, and the AVG of those rows' sums. Gauges of
+// single digests (the quantiles) have no sum, and the overflow series leaves
+// them out. Each row outside the top N keeps its series' state, unexported,
+// so that a digest returning to the top N keeps its StartTime.
 func (p *Producer) overflow(bs []builder, pi int, tp *tablePlan, rest []pfscore.Row, now time.Time) {
-	sums := make([]uint64, len(tp.columns))
+	s := p.others[pi]
+	if s == nil {
+		s = &series{plan: pi, hash: overflowHash, start: p.freshStart(), last: make([]uint64, len(tp.cumul)),
+			acc:   make([]uint64, len(tp.columns)),
+			attrs: attribute.NewSet(attrKey("DIGEST_TEXT").String(Overflow), attribute.Bool("otel.metric.overflow", true))}
+		p.others[pi] = s
+	}
+	sums := make([]uint64, len(tp.columns)) // the rest's values now, for AVG
 	mins := make([]uint64, len(tp.columns))
 	maxs := make([]uint64, len(tp.columns))
-	var mark uint64
 	kept := 0
 	for _, row := range rest {
 		if tp.zero(row) {
 			continue
 		}
 		kept++
-		mark += p.hash(pi, p.attrValues(tp, row))
+		rs := p.row(pi, tp, row)
+		for k, c := range tp.cumul {
+			v := asUint(row[c])
+			if prev := rs.last[k]; v >= prev && rs.gen != 0 {
+				s.acc[c] = satAdd(s.acc[c], v-prev)
+			} else {
+				s.acc[c] = satAdd(s.acc[c], v) // new to the producer, or reset by a TRUNCATE
+			}
+		}
+		p.advance(rs, tp, row)
+		rs.inRest = true
 		for _, m := range tp.measures {
 			v := asUint(row[m.col])
 			switch m.role {
@@ -404,30 +448,22 @@ func (p *Producer) overflow(bs []builder, pi int, tp *tablePlan, rest []pfscore.
 			}
 		}
 	}
-	s := p.others[pi]
 	if kept == 0 {
-		p.others[pi] = nil
-		return
-	}
-	if s == nil {
-		s = &series{plan: pi, hash: overflowHash, start: p.freshStart(), last: make([]uint64, len(tp.cumul)),
-			attrs: attribute.NewSet(attrKey("DIGEST_TEXT").String(Overflow), attribute.Bool("otel.metric.overflow", true))}
-		s.mark = mark
-		p.others[pi] = s
+		return // nothing outside the top N now: the series waits, its sums kept
 	}
 	row := make(pfscore.Row, len(tp.columns))
 	for _, m := range tp.measures {
 		switch m.role {
 		case pfscore.RoleCounter, pfscore.RoleTimer:
-			row[m.col] = sums[m.col]
+			row[m.col] = s.acc[m.col]
 		case pfscore.RoleMin:
 			row[m.col] = mins[m.col]
 		case pfscore.RoleMax:
 			row[m.col] = maxs[m.col]
 		}
 	}
-	// AVG_X from SUM_X and the count beside it: AVG_TIMER_WAIT is
-	// SUM_TIMER_WAIT / COUNT_STAR.
+	// AVG_X from SUM_X and the count beside it, of the rows outside the top
+	// N now: AVG_TIMER_WAIT is SUM_TIMER_WAIT / COUNT_STAR.
 	for _, m := range tp.measures {
 		if m.role != pfscore.RoleAvg {
 			continue
@@ -437,23 +473,10 @@ func (p *Producer) overflow(bs []builder, pi int, tp *tablePlan, rest []pfscore.
 			row[m.col] = sums[sum] / sums[count]
 		}
 	}
-	p.advance(s, tp, row)
-	if s.mark != mark {
-		s.start, s.mark = p.freshStart(), mark
-	}
+	p.advance(s, tp, row) // its sums only grow: this never restarts them
 	for j := range bs {
 		bs[j].add(row[bs[j].m.col], s, now)
 	}
-}
-
-// attrValues returns row's attribute values, in p's scratch slice.
-func (p *Producer) attrValues(tp *tablePlan, row pfscore.Row) []pfscore.Value {
-	vals := p.vals[:0]
-	for _, c := range tp.attrs {
-		vals = append(vals, row[c])
-	}
-	p.vals = vals
-	return vals
 }
 
 // avgParts returns the SUM_ and COUNT_ columns an AVG_ column divides (by
