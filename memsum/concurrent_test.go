@@ -33,6 +33,7 @@ func TestStatConcurrentSafe(t *testing.T) {
 		// trunc is odd while a TRUNCATE runs (epoch bumped, Shareds
 		// being rebased), so readers know when not to compare.
 		trunc atomic.Uint64
+		fence [owners]sync.RWMutex // an owner's operation against a TRUNCATE
 	)
 	type net struct{ count, size int64 }
 	var nets [owners + 1]net // per owner, and the no-thread path
@@ -49,6 +50,10 @@ func TestStatConcurrentSafe(t *testing.T) {
 			var live []uint64
 			var nt net
 			for range n {
+				// The epoch an owner passes is current while its operation
+				// runs (see Stat, "Epochs"): the TRUNCATE waits for the
+				// operation, as an engine's does for a thread's write.
+				fence[o].RLock()
 				e := epoch.Load()
 				switch x := r.IntN(10); {
 				case x < 5 || len(live) == 0:
@@ -77,6 +82,7 @@ func TestStatConcurrentSafe(t *testing.T) {
 					nt.count--
 					nt.size -= int64(size)
 				}
+				fence[o].RUnlock()
 			}
 			nets[o] = nt
 		}()
@@ -110,7 +116,13 @@ func TestStatConcurrentSafe(t *testing.T) {
 				runtime.Gosched()
 			}
 			trunc.Add(1)
+			for o := range owners {
+				fence[o].Lock()
+			}
 			epoch.Add(1)
+			for o := range owners {
+				fence[o].Unlock()
+			}
 			acct.Rebase()
 			global.Rebase()
 			trunc.Add(1)

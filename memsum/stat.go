@@ -33,6 +33,13 @@ import (
 // the engine's epoch just before a TRUNCATE the owner already saw) rebases
 // nothing: that reader sees the rows as they are. Epochs are compared as
 // unsigned numbers; the engine must only ever increase its epoch.
+//
+// The epoch an owner passes must still be current when its operation's
+// writes land: the engine must not advance the epoch while an operation
+// that loaded it runs (TestStatConcurrentSafe holds a lock per owner for
+// that). Otherwise a reader that applied the TRUNCATE to its copy before
+// that operation landed, and one after, rebase by different balanced parts,
+// and the second sees COUNT_ALLOC lower than the first.
 type Stat struct {
 	seq   owned.Seq
 	epoch owned.Uint64 // epoch of the last rebase; under seq

@@ -233,6 +233,17 @@ func (t *Thread) tryEnter(bits uint64) (uint64, bool) {
 	return t.enterAfterForeign(bits)
 }
 
+// waitSection returns once the write section in progress on the thread's
+// storage, if any, has ended.
+func (t *Thread) waitSection() {
+	g := t.guard.Load()
+	for i := 1; g&guardBusy != 0 && t.guard.Load() == g; i++ {
+		if i%16 == 0 {
+			runtime.Gosched()
+		}
+	}
+}
+
 // carryAlloc carries a thread's new high water mark to its parents:
 // its account, whose remainder goes to its user (where the rest is
 // dropped: the host's copy carries on) and its host, whose remainder goes to
@@ -379,6 +390,15 @@ func (s *Schema) truncateMemory() {
 	s.memMoveBegin()
 	defer s.memMoveEnd()
 	s.memEpoch.Add(1) // first: threads' Stats rebase with it
+	// A thread's memory operation loads the epoch inside its write
+	// section; wait for the sections in progress, so that no operation of
+	// the old epoch lands after the move ends (memsum's contract: readers
+	// that rebased a copy and readers after would disagree).
+	s.beginRead()
+	for _, t := range s.liveThreads() {
+		t.waitSection()
+	}
+	s.endRead()
 	s.memGlobal.each(func(_ int, sh *memsum.Shared) { sh.Rebase() })
 	s.actorsMu.Lock()
 	for _, m := range []map[accountKey]*actorRow{s.accounts, s.users, s.hosts} {
