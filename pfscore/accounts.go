@@ -1,11 +1,12 @@
 package pfscore
 
 import (
-	"github.com/otelpfs/otelpfs/memsum"
 	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/otelpfs/otelpfs/memsum"
 )
 
 // accounts, users and hosts: one actorRow per row, in maps bounded by

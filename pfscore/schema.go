@@ -3,7 +3,6 @@ package pfscore
 import (
 	"errors"
 	"fmt"
-	"github.com/otelpfs/otelpfs/memsum"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/otelpfs/otelpfs/hwclock"
 	"github.com/otelpfs/otelpfs/internal/store"
+	"github.com/otelpfs/otelpfs/memsum"
 	"github.com/otelpfs/otelpfs/rings"
 )
 

@@ -1,13 +1,13 @@
 package pfscore
 
 import (
-	"github.com/otelpfs/otelpfs/memsum"
 	"runtime"
 	"sync/atomic"
 
 	"github.com/otelpfs/otelpfs/hwclock"
 	"github.com/otelpfs/otelpfs/internal/owned"
 	"github.com/otelpfs/otelpfs/internal/store"
+	"github.com/otelpfs/otelpfs/memsum"
 	"github.com/otelpfs/otelpfs/rings"
 )
 
