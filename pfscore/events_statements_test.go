@@ -294,21 +294,24 @@ func TestQuerySample(t *testing.T) {
 		t.Errorf("first sample %q", text)
 	}
 	// A longer wait replaces it; its text is clipped, ending in "...".
+	// (The waits are given through EndAt, so that a loaded machine cannot
+	// make the shorter statement the longer.)
+	const long = uint64(2 * time.Millisecond * 1000) // ps
 	st := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 2222222222222222", Schema: "app"})
-	time.Sleep(2 * time.Millisecond)
-	st.End(StatementResult{})
+	st.EndAt(st.Now()+long, StatementResult{})
 	text, wait := sample()
-	if text != "SELECT 222222..." || wait < uint64(2*time.Millisecond)*1000 {
+	if text != "SELECT 222222..." || wait < long {
 		t.Errorf("sample after a longer wait: %q %d", text, wait)
 	}
 	// A shorter one does not, with no age limit.
-	f.run(th, f.sel, "SELECT 3", StatementResult{})
+	st = f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 3", Schema: "app"})
+	st.EndAt(0, StatementResult{}) // a wait of 0
 	if text, _ := sample(); text != "SELECT 222222..." {
 		t.Errorf("a shorter wait replaced the sample: %q", text)
 	}
 	// With an age limit, an old sample is replaced by the next statement.
 	f.s.sampleAgePicos = uint64(time.Millisecond/time.Nanosecond) * 1000
-	time.Sleep(2 * time.Millisecond)
+	time.Sleep(5 * time.Millisecond) // the sample was seen 2 ms after its start: more than 1 ms ago by then
 	f.run(th, f.sel, "SELECT 4", StatementResult{})
 	if text, _ := sample(); text != "SELECT 4" {
 		t.Errorf("an old sample was kept: %q", text)
