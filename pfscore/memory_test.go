@@ -1,8 +1,11 @@
 package pfscore_test
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/otelpfs/otelpfs/pfscore"
 )
@@ -347,4 +350,45 @@ func TestMemoryForeignFreeLosesNoEvents(t *testing.T) {
 	if r := rows.global(); r.CurrentCountUsed != 0 || r.CountFree != uint64(n) {
 		t.Errorf("global after the frees: %+v", r)
 	}
+}
+
+// A thread's end moves its memory statistics to its account while readers
+// sum the threads and the accounts: within the move bracket readers
+// validate, a read never misses the moved part or counts it twice, so the
+// global COUNT_ALLOC of threads that end holding memory only grows.
+func TestMemoryEndMovesOnceConcurrentSafe(t *testing.T) {
+	s := hxNew(t)
+	var classes []*pfscore.Class
+	for i := range 16 {
+		classes = append(classes, s.MustRegister(fmt.Sprintf("memory/test/end%d", i), pfscore.WithDefault(true, false)))
+	}
+	tc := s.MustRegister("thread/test/t")
+	r := hxStart(t, hxBudget(time.Second))
+	r.Go(func() {
+		for r.On() {
+			th := s.NewThread(tc, pfscore.ThreadOptions{User: "app", Host: "web1"})
+			for _, c := range classes {
+				s.MemoryAlloc(th, c, 64) // left allocated: the account keeps it
+			}
+			th.End()
+		}
+	})
+	r.Go(func() {
+		var last uint64
+		for n := 0; n < hxIters(1_000_000) && r.On(); n++ {
+			var sum uint64
+			for _, row := range s.MemorySummaryGlobalByEventName() {
+				if strings.HasPrefix(row.EventName, "memory/test/end") {
+					sum += row.CountAlloc
+				}
+			}
+			if sum < last {
+				r.Fail("global COUNT_ALLOC of the ending threads' classes went down: %d -> %d", last, sum)
+				return
+			}
+			last = sum
+		}
+	})
+	r.Begin()
+	r.Wait()
 }

@@ -338,10 +338,15 @@ var mutations = []mutation{
 	},
 	{
 		area: "pfscore", name: "mem-end-outside-move", pkgs: pfscorePkgs,
-		desc: "a thread's memory moves to its parents outside the move bracket readers validate",
-		edits: []edit{{"pfscore/thread.go",
-			"\ts.memMoveBegin() // memory readers see the thread live or moved, never both (memory.go)\n\ts.memEnd(t)\n",
-			"\ts.memEnd(t)\n\ts.memMoveBegin()\n"}},
+		desc: "a thread's memory moves to its parents under the lock but without the sequence word readers validate",
+		edits: []edit{
+			{"pfscore/thread.go",
+				"\ts.memMoveBegin() // memory readers see the thread live or moved, never both (memory.go)\n\ts.memEnd(t)\n",
+				"\ts.memMoveMu.Lock()\n\ts.memEnd(t)\n"},
+			{"pfscore/thread.go",
+				"\ts.endMu.Unlock()\n\ts.memMoveEnd()\n",
+				"\ts.endMu.Unlock()\n\ts.memMoveMu.Unlock()\n"},
+		},
 	},
 	{
 		area: "pfscore", name: "mem-no-carry", pkgs: pfscorePkgs,
