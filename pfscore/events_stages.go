@@ -284,7 +284,7 @@ func (s *Schema) decodeStage(c []uint64) (StageEvent, bool) {
 	} else {
 		e.InProgress = true
 		if tm := hwclock.Timer(c[sMisc] >> miscTimer & 0xff); e.TimerStart != 0 && tm < hwclock.NumTimers {
-			e.TimerEnd = tm.Now()
+			e.TimerEnd = inProgressEnd(tm, e.TimerStart)
 		}
 	}
 	if e.TimerStart != 0 {

@@ -669,7 +669,7 @@ func (s *Schema) decodeStatement(c []uint64, refs []unsafe.Pointer) (StatementEv
 	} else {
 		e.InProgress = true
 		if tm := hwclock.Timer(misc >> miscTimer & 0xff); e.TimerStart != 0 && tm < hwclock.NumTimers {
-			e.TimerEnd = tm.Now()
+			e.TimerEnd = inProgressEnd(tm, e.TimerStart)
 		}
 	}
 	if e.TimerStart != 0 {

@@ -382,7 +382,7 @@ func (s *Schema) decodeTrx(c []uint64) (TransactionEvent, bool) {
 	} else {
 		e.InProgress = true
 		if tm := hwclock.Timer(misc >> miscTimer & 0xff); e.TimerStart != 0 && tm < hwclock.NumTimers {
-			e.TimerEnd = tm.Now()
+			e.TimerEnd = inProgressEnd(tm, e.TimerStart)
 		}
 	}
 	if e.TimerStart != 0 {

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/otelpfs/otelpfs/hwclock"
 )
 
 // waitOnce records one lock wait on m by t.
@@ -770,5 +772,22 @@ func TestMaxClassesZero(t *testing.T) {
 	s := newTestSchema(t, WithMaxClasses(0)) // must not panic: the built-in classes still fit
 	if _, err := s.Register("wait/synch/mutex/test/m"); err == nil {
 		t.Errorf("a class registered past a maximum of 1")
+	}
+}
+
+// TestInProgressEndNotBeforeStart: a reader whose clock read comes out
+// before an in-progress row's TIMER_START (an unserialized RDTSC racing the
+// load of the start: CI's TestWaitRowsNotTornConcurrentSafe saw TIMER_END 57
+// ns before TIMER_START) shows the event as just begun, not as a wait that
+// wrapped around 2^64.
+func TestInProgressEndNotBeforeStart(t *testing.T) {
+	for tm := range hwclock.Timer(hwclock.NumTimers) {
+		now := tm.Now()
+		if got := inProgressEnd(tm, now+1e12); got != now+1e12 {
+			t.Errorf("%v: start a second ahead of now: TIMER_END %d, want TIMER_START %d", tm, got, now+1e12)
+		}
+		if got := inProgressEnd(tm, 1); got < max(now, 1) {
+			t.Errorf("%v: start long ago: TIMER_END %d, want now (at least %d)", tm, got, now)
+		}
 	}
 }

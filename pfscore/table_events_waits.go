@@ -75,7 +75,7 @@ func (s *Schema) decodeWait(c []uint64) (WaitEvent, bool) {
 		// event's own timer (recorded in the row; a reader never trusts a
 		// row's byte as an index).
 		if tm := hwclock.Timer(misc >> miscTimer & 0xff); e.TimerStart != 0 && tm < hwclock.NumTimers {
-			e.TimerEnd = tm.Now()
+			e.TimerEnd = inProgressEnd(tm, e.TimerStart)
 		}
 	}
 	if e.TimerStart != 0 {
@@ -200,4 +200,17 @@ func init() {
 			s.waitsLong.Reset()
 		}
 	})
+}
+
+// inProgressEnd is TIMER_END for an event in progress: now, read with the
+// event's timer, and never before TIMER_START. RDTSC is not serialized
+// (hwclock/cycles_amd64.go), so the reader's read of the counter may execute
+// before its load of TIMER_START completes; when the writer's store of the
+// start was a cache miss away, the reading can come out tens of nanoseconds
+// earlier than the writer's (CI saw 57 ns), and TIMER_WAIT would wrap.
+func inProgressEnd(tm hwclock.Timer, start uint64) uint64 {
+	if now := tm.Now(); now > start {
+		return now
+	}
+	return start
 }
