@@ -2,6 +2,8 @@ package pfscore
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -788,6 +790,36 @@ func TestInProgressEndNotBeforeStart(t *testing.T) {
 		}
 		if got := inProgressEnd(tm, 1); got < max(now, 1) {
 			t.Errorf("%v: start long ago: TIMER_END %d, want now (at least %d)", tm, got, now)
+		}
+	}
+}
+
+// TestAddStatus: a status variable another package adds reads live, in name
+// order with the built-in ones, and through the global_status table; a
+// duplicate or empty name is refused.
+func TestAddStatus(t *testing.T) {
+	s := newTestSchema(t)
+	var n atomic.Uint64
+	if err := s.AddStatus("Performance_schema_export_spans_lost", n.Load); err != nil {
+		t.Fatal(err)
+	}
+	n.Store(7)
+	rows := s.Status()
+	if !slices.IsSortedFunc(rows, func(a, b StatusVariable) int { return strings.Compare(a.Name, b.Name) }) {
+		t.Errorf("global_status not in name order: %v", rows)
+	}
+	var got []map[string]Value
+	for _, r := range selectMap(t, s, "global_status") {
+		if r["VARIABLE_NAME"] == "Performance_schema_export_spans_lost" {
+			got = append(got, r)
+		}
+	}
+	if len(got) != 1 || got[0]["VARIABLE_VALUE"] != Value(uint64(7)) {
+		t.Errorf("global_status rows for the added variable: %v, want one with 7", got)
+	}
+	for _, name := range []string{"Performance_schema_export_spans_lost", "Performance_schema_users_lost", ""} {
+		if err := s.AddStatus(name, n.Load); err == nil {
+			t.Errorf("AddStatus(%q) accepted", name)
 		}
 	}
 }

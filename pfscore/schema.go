@@ -39,7 +39,8 @@ type Schema struct {
 	kindCount        [numKinds]int // under setupMu
 	idle             *Class        // the built-in idle class
 	classesLost      atomic.Uint64
-	instrumentErrors atomic.Uint64 // Performance_schema_instrument_errors: see CountInstrumentError
+	instrumentErrors atomic.Uint64                 // Performance_schema_instrument_errors: see CountInstrumentError
+	extraStatus      atomic.Pointer[[]extraStatus] // AddStatus's rows, in name order; copied on write under setupMu
 
 	// Threads: slots in a container, and the Thread objects by slot index
 	// for readers (records hold no pointers; Thread does).

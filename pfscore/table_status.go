@@ -3,6 +3,13 @@ package pfscore
 // global_status: the Performance_schema_* status variables, every loss the
 // schema counted, and the memory its containers hold.
 
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
 // StatusVariable is a row of global_status.
 type StatusVariable struct {
 	Name  string `pfs:"VARIABLE_NAME,dim"`
@@ -29,7 +36,7 @@ func (s *Schema) Status() []StatusVariable {
 	if s.stmtsLong != nil {
 		stmtsLong = s.stmtsLong.Lost()
 	}
-	return []StatusVariable{
+	rows := []StatusVariable{
 		{"Performance_schema_accounts_lost", s.accountsLost.Load()},
 		{"Performance_schema_classes_lost", s.classesLost.Load()},
 		{"Performance_schema_cond_instances_lost", s.conds.Lost()},
@@ -51,6 +58,45 @@ func (s *Schema) Status() []StatusVariable {
 		{"Performance_schema_thread_instances_lost", s.threads.Lost()},
 		{"Performance_schema_users_lost", s.usersLost.Load()},
 	}
+	if extra := s.extraStatus.Load(); extra != nil {
+		for _, x := range *extra {
+			rows = append(rows, StatusVariable{x.name, x.read()})
+		}
+		slices.SortFunc(rows, func(a, b StatusVariable) int { return strings.Compare(a.Name, b.Name) })
+	}
+	return rows
+}
+
+// extraStatus is a status variable another package added (AddStatus).
+type extraStatus struct {
+	name string
+	read func() uint64
+}
+
+// AddStatus adds a row to global_status: name, and read, which returns its
+// VARIABLE_VALUE and is called at each read of the table (from any
+// goroutine; it must be cheap and must not block). A counter must never go
+// down: exporters read the table as cumulative. It is an error to add a name
+// global_status already has, or an empty one. The exporter adds its own
+// losses this way (spans dropped from a full queue, say).
+func (s *Schema) AddStatus(name string, read func() uint64) error {
+	if name == "" || read == nil {
+		return errors.New("pfscore: AddStatus needs a name and a read function")
+	}
+	s.setupMu.Lock()
+	defer s.setupMu.Unlock()
+	for _, r := range s.Status() {
+		if r.Name == name {
+			return fmt.Errorf("pfscore: global_status already has %s", name)
+		}
+	}
+	var next []extraStatus
+	if old := s.extraStatus.Load(); old != nil {
+		next = slices.Clone(*old)
+	}
+	next = append(next, extraStatus{name, read})
+	s.extraStatus.Store(&next)
+	return nil
 }
 
 func init() {
