@@ -151,6 +151,26 @@
 // gives a Client whose requests end with one. A Query's Limit 0 means no
 // limit, as for a Schema (the handler's limit=0 means no rows).
 //
+// # OTLP
+//
+// StartOTLP sends a schema's summaries to an OpenTelemetry Collector (or
+// any OTLP/gRPC endpoint) as metrics, configured by the standard OTEL_*
+// environment and then options, and returns the running pipeline; its
+// Shutdown sends a last collection:
+//
+//	o, err := exporter.StartOTLP(ctx, pfscore.Default())
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer o.Shutdown(context.Background())
+//
+// A periodic reader (sdk/metric) collects bridge.NewProducer's metric data
+// every OTEL_METRIC_EXPORT_INTERVAL and sends it with otlpmetricgrpc.
+// Sums are cumulative with a StartTime, so a collection the endpoint
+// missed (down, restarting, too slow for the timeout) loses nothing: the
+// next one carries it. Collection reads the tables as any reader does; the
+// instrumented code never waits for it or for the network.
+//
 // # Security
 //
 // Listen serves on loopback only unless WithRemoteAccess says otherwise,
@@ -168,6 +188,6 @@
 // # Imports
 //
 // The /debug/pfs handler and its client need only pfscore (and hwclock for
-// one of its errors) and the standard library. The OTLP side of the package
-// will import bridge, the OTLP exporters and pdata.
+// one of its errors) and the standard library. The OTLP side imports
+// bridge, the OpenTelemetry SDK and its OTLP exporter, and gRPC.
 package exporter

@@ -1,6 +1,7 @@
 package exporter_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/otelpfs/otelpfs/exporter"
 	"github.com/otelpfs/otelpfs/pfscore"
@@ -110,4 +112,23 @@ func ExampleFormatPicoTime() {
 	// 1.23 us
 	// 45.67 ms
 	// 3.15 min
+}
+
+// A service starts the OTLP pipeline once, next to its instruments, and
+// shuts it down on the way out, which sends a last collection. The
+// endpoint, the service name and the interval usually come from the
+// environment (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME,
+// OTEL_METRIC_EXPORT_INTERVAL); options override it.
+func ExampleStartOTLP() {
+	s, _ := pfscore.New(pfscore.WithoutEnvironment())
+	o, err := exporter.StartOTLP(context.Background(), s,
+		exporter.WithEndpoint("http://127.0.0.1:4317"),
+		exporter.WithServiceName("checkout"),
+		exporter.WithExportInterval(10*time.Second))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer o.Shutdown(context.Background())
+	// ... the service runs ...
 }

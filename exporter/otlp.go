@@ -1,0 +1,191 @@
+package exporter
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/otelpfs/otelpfs/bridge"
+	"github.com/otelpfs/otelpfs/pfscore"
+)
+
+// OTLP is a running export pipeline (StartOTLP): the schema's summaries as
+// OTLP metrics, collected and sent by a periodic reader.
+//
+// Nothing in it is on the provider's path: collection reads the tables as
+// any reader does, and sending happens on the reader's goroutine, with a
+// timeout. A Collector that is down, slow or restarting delays only the
+// next collection; sums are cumulative, so the one after it carries what
+// the failed one would have.
+type OTLP struct {
+	mp       *sdkmetric.MeterProvider // nil: metrics off
+	resource *resource.Resource
+	once     sync.Once
+	err      error
+}
+
+// StartOTLP starts exporting s through OTLP over gRPC, configured by the
+// standard environment and then opts:
+//
+//	OTEL_SDK_DISABLED=true                 export nothing (StartOTLP returns an idle OTLP)
+//	OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES   the resource
+//	OTEL_EXPORTER_OTLP_ENDPOINT            http://host:4317 (no TLS), https://host:4317, host:port
+//	OTEL_EXPORTER_OTLP_INSECURE            for host:port: true sends without TLS
+//	OTEL_EXPORTER_OTLP_HEADERS             key=value,... (percent-encoded values)
+//	OTEL_EXPORTER_OTLP_CERTIFICATE         a PEM file of the server's CA
+//	OTEL_EXPORTER_OTLP_TIMEOUT             one export, in milliseconds (10000)
+//	OTEL_EXPORTER_OTLP_METRICS_*           the same, for metrics only
+//	OTEL_METRIC_EXPORT_INTERVAL            milliseconds between collections (60000)
+//	OTEL_METRIC_EXPORT_TIMEOUT             one collection and export, in milliseconds (30000)
+//	OTEL_METRICS_EXPORTER=none             no metrics
+//
+// OTEL_EXPORTER_OTLP_PROTOCOL other than grpc is an error: otelpfs sends
+// OTLP over gRPC. A variable that does not parse is an error that names it.
+// The resource carries service.instance.id (a random id unless given), so
+// several instances of one service stay distinct series; and
+// pfs.timer.<class> and pfs.timer.<class>.frequency, the timer each event
+// class is measured with when the pipeline starts (setup_timers) and its
+// units per second (from the calibration: picoseconds per unit).
+//
+// StartOTLP does not wait for the endpoint: a Collector that comes up
+// later receives the next collection. Call Shutdown to send a last
+// collection and stop.
+func StartOTLP(ctx context.Context, s *pfscore.Schema, opts ...OTLPOption) (*OTLP, error) {
+	if s == nil {
+		return nil, errors.New("exporter: StartOTLP needs a schema")
+	}
+	return startOTLP(ctx, s, newOTLPConfig(os.Getenv, opts))
+}
+
+func startOTLP(ctx context.Context, s *pfscore.Schema, c otlpConfig) (*OTLP, error) {
+	if err := errors.Join(c.errs...); err != nil {
+		return nil, fmt.Errorf("exporter: %w", err)
+	}
+	o := &OTLP{}
+	if c.disabled {
+		return o, nil
+	}
+	res, err := pipelineResource(ctx, s, c)
+	if err != nil {
+		return nil, err
+	}
+	o.resource = res
+	if c.metrics.enabled {
+		p, err := bridge.NewProducer(s, c.producerOpts...)
+		if err != nil {
+			return nil, fmt.Errorf("exporter: %w", err)
+		}
+		exp, err := otlpmetricgrpc.New(ctx, metricsExporterOptions(c.metrics)...)
+		if err != nil {
+			return nil, fmt.Errorf("exporter: OTLP metrics: %w", err)
+		}
+		reader := sdkmetric.NewPeriodicReader(exp,
+			sdkmetric.WithInterval(c.interval),
+			sdkmetric.WithTimeout(c.exportTimeout),
+			sdkmetric.WithProducer(p))
+		o.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader), sdkmetric.WithResource(res))
+	}
+	return o, nil
+}
+
+// metricsExporterOptions turns a signal's configuration into
+// otlpmetricgrpc's options; they override what otlpmetricgrpc would read
+// from the environment itself, so both signals follow one reading of it.
+func metricsExporterOptions(sc signalConfig) []otlpmetricgrpc.Option {
+	opts := []otlpmetricgrpc.Option{
+		otlpmetricgrpc.WithEndpoint(sc.endpoint),
+		otlpmetricgrpc.WithTimeout(sc.timeout),
+	}
+	switch {
+	case sc.insecure:
+		opts = append(opts, otlpmetricgrpc.WithInsecure())
+	case sc.tls != nil:
+		opts = append(opts, otlpmetricgrpc.WithTLSCredentials(credentials.NewTLS(sc.tls)))
+	default:
+		opts = append(opts, otlpmetricgrpc.WithTLSCredentials(credentials.NewTLS(nil)))
+	}
+	if sc.headers != nil {
+		opts = append(opts, otlpmetricgrpc.WithHeaders(sc.headers))
+	}
+	return opts
+}
+
+// pipelineResource is the resource of everything the pipeline sends: the
+// SDK's defaults, the environment, a service.instance.id, the timers, and
+// the options, later ones winning.
+func pipelineResource(ctx context.Context, s *pfscore.Schema, c otlpConfig) (*resource.Resource, error) {
+	attrs := []attribute.KeyValue{attribute.String("service.instance.id", newInstanceID())}
+	for _, r := range s.SetupTimers().Rows() {
+		name := "pfs.timer." + strings.ToLower(r.Name.String())
+		tm := r.TimerName.Effective()
+		attrs = append(attrs,
+			attribute.String(name, r.TimerName.String()),
+			attribute.Int64(name+".frequency", int64(1e12/max(tm.Factor(), 1))))
+	}
+	base, err := resource.New(ctx, resource.WithAttributes(attrs...))
+	if err != nil {
+		return nil, fmt.Errorf("exporter: resource: %w", err)
+	}
+	sdk, err := resource.New(ctx, resource.WithTelemetrySDK())
+	if err != nil {
+		return nil, fmt.Errorf("exporter: resource: %w", err)
+	}
+	own := c.attrs
+	if c.serviceName != "" {
+		own = append(own, attribute.String("service.name", c.serviceName))
+	}
+	res := resource.Default()
+	env := resource.NewSchemaless(c.envResource...)
+	for _, r := range []*resource.Resource{base, sdk, env, resource.NewSchemaless(own...)} {
+		if res, err = resource.Merge(res, r); err != nil {
+			return nil, fmt.Errorf("exporter: resource: %w", err)
+		}
+	}
+	return res, nil
+}
+
+// newInstanceID returns a random UUID (version 4), as the semantic
+// conventions suggest for service.instance.id.
+func newInstanceID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// Resource returns the resource the pipeline sends with everything, or
+// nil when OTEL_SDK_DISABLED turned it off.
+func (o *OTLP) Resource() *resource.Resource { return o.resource }
+
+// ForceFlush collects the summaries now and sends them, waiting until
+// they are sent or ctx is done.
+func (o *OTLP) ForceFlush(ctx context.Context) error {
+	if o.mp == nil {
+		return nil
+	}
+	return o.mp.ForceFlush(ctx)
+}
+
+// Shutdown sends a last collection and stops the pipeline, within ctx. It
+// returns the same result however often it is called.
+func (o *OTLP) Shutdown(ctx context.Context) error {
+	o.once.Do(func() {
+		if o.mp != nil {
+			o.err = o.mp.Shutdown(ctx)
+		}
+	})
+	return o.err
+}

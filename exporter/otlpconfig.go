@@ -1,0 +1,383 @@
+package exporter
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/otelpfs/otelpfs/bridge"
+)
+
+// Defaults of the OTLP pipeline, as the OpenTelemetry specification sets
+// them where it does.
+const (
+	DefaultOTLPEndpoint    = "localhost:4317"
+	DefaultExportInterval  = 60 * time.Second // OTEL_METRIC_EXPORT_INTERVAL
+	DefaultExportTimeout   = 30 * time.Second // OTEL_METRIC_EXPORT_TIMEOUT
+	DefaultOTLPTimeout     = 10 * time.Second // OTEL_EXPORTER_OTLP_TIMEOUT
+	DefaultSpanInterval    = 5 * time.Second  // how often the history tables are read
+	DefaultSpanQueueSize   = 4096             // spans waiting to be sent; more are dropped and counted
+	defaultSpanIntervalEnv = "OTELPFS_SPAN_INTERVAL"
+)
+
+// An OTLPOption configures StartOTLP. Options override the environment.
+type OTLPOption interface {
+	applyOTLP(*otlpConfig)
+}
+
+type otlpOptionFunc func(*otlpConfig)
+
+func (f otlpOptionFunc) applyOTLP(c *otlpConfig) { f(c) }
+
+// signalConfig is where one signal (metrics or traces) goes.
+type signalConfig struct {
+	enabled  bool
+	endpoint string // host:port
+	insecure bool
+	tls      *tls.Config // nil and !insecure: the system's roots
+	headers  map[string]string
+	timeout  time.Duration // one export
+}
+
+// otlpConfig is StartOTLP's configuration: the environment, then options.
+type otlpConfig struct {
+	disabled      bool
+	metrics       signalConfig
+	traces        signalConfig
+	interval      time.Duration // metric collection and export period
+	exportTimeout time.Duration // one collection and export
+	serviceName   string        // "" leaves OTEL_SERVICE_NAME or the SDK's default
+	attrs         []attribute.KeyValue
+	producerOpts  []bridge.Option
+	spans         bool
+	sqlText       bool
+	spanInterval  time.Duration
+	spanQueueSize int
+	envResource   []attribute.KeyValue // OTEL_RESOURCE_ATTRIBUTES, then OTEL_SERVICE_NAME
+	errs          []error              // what the environment or options got wrong
+}
+
+// newOTLPConfig reads the environment through getenv, then applies opts.
+func newOTLPConfig(getenv func(string) string, opts []OTLPOption) otlpConfig {
+	c := otlpConfig{
+		interval:      DefaultExportInterval,
+		exportTimeout: DefaultExportTimeout,
+		spans:         true,
+		spanInterval:  DefaultSpanInterval,
+		spanQueueSize: DefaultSpanQueueSize,
+	}
+	c.readEnv(getenv)
+	for _, o := range opts {
+		o.applyOTLP(&c)
+	}
+	return c
+}
+
+// readEnv applies the OTEL_* variables the specification defines for an
+// OTLP exporter and an SDK, as far as otelpfs uses them.
+func (c *otlpConfig) readEnv(getenv func(string) string) {
+	if b, ok := c.envBool(getenv, "OTEL_SDK_DISABLED"); ok {
+		c.disabled = b
+	}
+	if p := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL")); p != "" && p != "grpc" {
+		c.errs = append(c.errs, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%s: otelpfs sends OTLP over gRPC only (grpc)", p))
+	}
+	c.metrics = c.signalEnv(getenv, "METRICS")
+	c.traces = c.signalEnv(getenv, "TRACES")
+	if v := strings.TrimSpace(getenv("OTEL_METRICS_EXPORTER")); v != "" {
+		c.metrics.enabled = c.exporterEnv("OTEL_METRICS_EXPORTER", v)
+	}
+	if v := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")); v != "" {
+		c.traces.enabled = c.exporterEnv("OTEL_TRACES_EXPORTER", v)
+	}
+	if d, ok := c.envMillis(getenv, "OTEL_METRIC_EXPORT_INTERVAL"); ok {
+		c.interval = d
+	}
+	if d, ok := c.envMillis(getenv, "OTEL_METRIC_EXPORT_TIMEOUT"); ok {
+		c.exportTimeout = d
+	}
+	if d, ok := c.envMillis(getenv, defaultSpanIntervalEnv); ok {
+		c.spanInterval = d
+	}
+	if v := strings.TrimSpace(getenv("OTEL_RESOURCE_ATTRIBUTES")); v != "" {
+		attrs, err := parseResourceAttributes(v)
+		if err != nil {
+			c.errs = append(c.errs, fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: %w", err))
+		}
+		c.envResource = attrs
+	}
+	if v := strings.TrimSpace(getenv("OTEL_SERVICE_NAME")); v != "" {
+		c.envResource = append(c.envResource, attribute.String("service.name", v))
+	}
+}
+
+// parseResourceAttributes reads OTEL_RESOURCE_ATTRIBUTES: key=value pairs
+// separated by commas, values percent-encoded; string values.
+func parseResourceAttributes(v string) ([]attribute.KeyValue, error) {
+	var attrs []attribute.KeyValue
+	for _, kv := range strings.Split(v, ",") {
+		if strings.TrimSpace(kv) == "" {
+			continue
+		}
+		k, val, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%q: want key=value", kv)
+		}
+		dec, err := url.PathUnescape(strings.TrimSpace(val))
+		if err != nil {
+			return nil, fmt.Errorf("%q: %v", kv, err)
+		}
+		attrs = append(attrs, attribute.String(k, dec))
+	}
+	return attrs, nil
+}
+
+// exporterEnv reads OTEL_METRICS_EXPORTER or OTEL_TRACES_EXPORTER: otlp
+// (the default) or none.
+func (c *otlpConfig) exporterEnv(name, v string) bool {
+	switch v {
+	case "otlp":
+		return true
+	case "none":
+		return false
+	}
+	c.errs = append(c.errs, fmt.Errorf("%s=%s: otelpfs knows otlp and none", name, v))
+	return true
+}
+
+// signalEnv reads one signal's OTEL_EXPORTER_OTLP_<SIGNAL>_* variables,
+// falling back on OTEL_EXPORTER_OTLP_*.
+func (c *otlpConfig) signalEnv(getenv func(string) string, signal string) signalConfig {
+	get := func(suffix string) (string, string) {
+		name := "OTEL_EXPORTER_OTLP_" + signal + "_" + suffix
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return name, v
+		}
+		name = "OTEL_EXPORTER_OTLP_" + suffix
+		return name, strings.TrimSpace(getenv(name))
+	}
+	s := signalConfig{enabled: true, endpoint: DefaultOTLPEndpoint, insecure: true, timeout: DefaultOTLPTimeout}
+	// The specification's default endpoint is http://localhost:4317: no TLS.
+	insecureName, insecureVal := get("INSECURE")
+	if insecureVal != "" {
+		b, err := strconv.ParseBool(insecureVal)
+		if err != nil {
+			c.errs = append(c.errs, fmt.Errorf("%s=%s: want true or false", insecureName, insecureVal))
+		}
+		s.insecure = b
+	}
+	if name, v := get("ENDPOINT"); v != "" {
+		host, insecure, hasScheme, err := parseEndpoint(v)
+		if err != nil {
+			c.errs = append(c.errs, fmt.Errorf("%s: %w", name, err))
+		} else {
+			s.endpoint = host
+			if hasScheme { // the scheme decides; INSECURE applies without one
+				s.insecure = insecure
+			} else if insecureVal == "" {
+				s.insecure = false
+			}
+		}
+	}
+	if name, v := get("HEADERS"); v != "" {
+		h, err := parseHeaders(v)
+		if err != nil {
+			c.errs = append(c.errs, fmt.Errorf("%s: %w", name, err))
+		}
+		s.headers = h
+	}
+	if name, v := get("TIMEOUT"); v != "" {
+		ms, err := strconv.ParseUint(v, 10, 63)
+		if err != nil {
+			c.errs = append(c.errs, fmt.Errorf("%s=%s: want milliseconds", name, v))
+		} else {
+			s.timeout = time.Duration(ms) * time.Millisecond
+		}
+	}
+	if name, v := get("CERTIFICATE"); v != "" {
+		pem, err := os.ReadFile(v)
+		if err == nil {
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				err = errors.New("no PEM certificate in the file")
+			}
+			s.tls = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		}
+		if err != nil {
+			c.errs = append(c.errs, fmt.Errorf("%s=%s: %w", name, v, err))
+		}
+	}
+	return s
+}
+
+func (c *otlpConfig) envBool(getenv func(string) string, name string) (bool, bool) {
+	v := strings.TrimSpace(getenv(name))
+	if v == "" {
+		return false, false
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		c.errs = append(c.errs, fmt.Errorf("%s=%s: want true or false", name, v))
+		return false, false
+	}
+	return b, true
+}
+
+func (c *otlpConfig) envMillis(getenv func(string) string, name string) (time.Duration, bool) {
+	v := strings.TrimSpace(getenv(name))
+	if v == "" {
+		return 0, false
+	}
+	ms, err := strconv.ParseUint(v, 10, 63)
+	if err != nil || ms == 0 {
+		c.errs = append(c.errs, fmt.Errorf("%s=%s: want a positive number of milliseconds", name, v))
+		return 0, false
+	}
+	return time.Duration(ms) * time.Millisecond, true
+}
+
+// parseEndpoint reads an OTLP/gRPC endpoint: a URL (http:// means no TLS,
+// https:// TLS) or host:port. A URL without a port gets 4317.
+func parseEndpoint(v string) (host string, insecure, hasScheme bool, err error) {
+	if strings.Contains(v, "://") {
+		u, err := url.Parse(v)
+		if err != nil {
+			return "", false, false, fmt.Errorf("%q is not a URL: %v", v, err)
+		}
+		switch u.Scheme {
+		case "http":
+			insecure = true
+		case "https":
+		default:
+			return "", false, false, fmt.Errorf("%q: the scheme must be http or https", v)
+		}
+		if u.Path != "" && u.Path != "/" {
+			return "", false, false, fmt.Errorf("%q: an OTLP/gRPC endpoint has no path", v)
+		}
+		host = u.Host
+		if u.Port() == "" {
+			host = net.JoinHostPort(u.Hostname(), "4317")
+		}
+		v, hasScheme = host, true
+	}
+	h, p, err := net.SplitHostPort(v)
+	if err != nil || h == "" || p == "" {
+		return "", false, false, fmt.Errorf("%q: want host:port or http(s)://host:port", v)
+	}
+	if n, err := strconv.ParseUint(p, 10, 16); err != nil || n == 0 {
+		return "", false, false, fmt.Errorf("%q: bad port %q", v, p)
+	}
+	return v, insecure, hasScheme, nil
+}
+
+// parseHeaders reads OTEL_EXPORTER_OTLP_HEADERS: key=value pairs separated
+// by commas, values percent-encoded.
+func parseHeaders(v string) (map[string]string, error) {
+	h := map[string]string{}
+	for _, kv := range strings.Split(v, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		k, val, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%q: want key=value", kv)
+		}
+		dec, err := url.PathUnescape(strings.TrimSpace(val))
+		if err != nil {
+			return nil, fmt.Errorf("%q: %v", kv, err)
+		}
+		h[strings.ToLower(k)] = dec
+	}
+	return h, nil
+}
+
+// WithEndpoint sends both signals to endpoint: a URL whose scheme chooses
+// TLS (https) or none (http), or host:port, which keeps the choice the
+// environment made (by default none, as for the default endpoint,
+// http://localhost:4317). It beats OTEL_EXPORTER_OTLP_ENDPOINT and the
+// per-signal variables.
+func WithEndpoint(endpoint string) OTLPOption {
+	return otlpOptionFunc(func(c *otlpConfig) {
+		host, insecure, hasScheme, err := parseEndpoint(endpoint)
+		if err != nil {
+			c.errs = append(c.errs, fmt.Errorf("WithEndpoint: %w", err))
+			return
+		}
+		for _, s := range []*signalConfig{&c.metrics, &c.traces} {
+			s.endpoint = host
+			if hasScheme {
+				s.insecure = insecure
+			}
+		}
+	})
+}
+
+// WithInsecure (true) sends OTLP without TLS; false requires TLS.
+func WithInsecure(insecure bool) OTLPOption {
+	return otlpOptionFunc(func(c *otlpConfig) {
+		c.metrics.insecure, c.traces.insecure = insecure, insecure
+	})
+}
+
+// WithTLSConfig sends OTLP over TLS configured by cfg.
+func WithTLSConfig(cfg *tls.Config) OTLPOption {
+	return otlpOptionFunc(func(c *otlpConfig) {
+		c.metrics.tls, c.traces.tls = cfg, cfg
+		c.metrics.insecure, c.traces.insecure = false, false
+	})
+}
+
+// WithHeaders sends headers (gRPC metadata) with every export, replacing
+// OTEL_EXPORTER_OTLP_HEADERS.
+func WithHeaders(headers map[string]string) OTLPOption {
+	return otlpOptionFunc(func(c *otlpConfig) {
+		c.metrics.headers, c.traces.headers = headers, headers
+	})
+}
+
+// WithExportInterval sets how often the summaries are collected and sent
+// (OTEL_METRIC_EXPORT_INTERVAL; by default DefaultExportInterval).
+func WithExportInterval(d time.Duration) OTLPOption {
+	return otlpOptionFunc(func(c *otlpConfig) {
+		if d <= 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithExportInterval(%v): want a positive interval", d))
+			return
+		}
+		c.interval = d
+	})
+}
+
+// WithServiceName sets the resource's service.name, beating
+// OTEL_SERVICE_NAME.
+func WithServiceName(name string) OTLPOption {
+	return otlpOptionFunc(func(c *otlpConfig) { c.serviceName = name })
+}
+
+// WithResourceAttributes adds attributes to the resource, beating
+// OTEL_RESOURCE_ATTRIBUTES where they name the same key.
+func WithResourceAttributes(attrs ...attribute.KeyValue) OTLPOption {
+	return otlpOptionFunc(func(c *otlpConfig) { c.attrs = append(c.attrs, attrs...) })
+}
+
+// WithProducerOptions configures the metric producer (bridge.NewProducer):
+// which tables, how many digests, views.
+func WithProducerOptions(opts ...bridge.Option) OTLPOption {
+	return otlpOptionFunc(func(c *otlpConfig) { c.producerOpts = append(c.producerOpts, opts...) })
+}
+
+// WithMetrics (false) sends no metrics, as OTEL_METRICS_EXPORTER=none.
+func WithMetrics(enabled bool) OTLPOption {
+	return otlpOptionFunc(func(c *otlpConfig) { c.metrics.enabled = enabled })
+}
