@@ -59,7 +59,6 @@ type otlpConfig struct {
 	attrs         []attribute.KeyValue
 	producerOpts  []bridge.Option
 	spans         bool
-	sqlText       bool
 	spanInterval  time.Duration
 	spanQueueSize int
 	envResource   []attribute.KeyValue // OTEL_RESOURCE_ATTRIBUTES, then OTEL_SERVICE_NAME
