@@ -302,28 +302,20 @@ func (s *Schema) actorSnapshot(m map[accountKey]*actorRow) []*actorRow {
 	return rows
 }
 
-// actorStats returns a row's statistics by class, n classes long, as a
-// summary shows them: its stored statistics, its accounts' (for a user or
-// host), and its live threads'. The caller has begun a read (see
-// Schema.readers).
-func (r *actorRow) actorStats(n int, tag uint64) []statRow {
+// actorStatsAt sets dst[i], for each class index i in idx, to the row's
+// statistics as a summary shows them: its stored statistics, its accounts'
+// (for a user or host), and its live threads'. The caller has begun a read
+// (see Schema.readers).
+func (r *actorRow) actorStatsAt(idx []int, tag uint64, dst []statRow) {
 	r.mu.Lock()
-	out := loadShared(*r.waits.Load(), n, tag)
+	sharedAt(dst, *r.waits.Load(), idx, tag)
 	for _, a := range r.accounts {
-		addStats(out, loadShared(*a.waits.Load(), n, tag))
+		addSharedAt(dst, *a.waits.Load(), idx, tag)
 	}
 	live := slices.Clone(r.live)
 	r.mu.Unlock()
 	for _, t := range live {
-		addStats(out, t.threadStats(n, tag))
-	}
-	return out
-}
-
-// addStats adds src to dst by class.
-func addStats(dst, src []statRow) {
-	for i := range min(len(dst), len(src)) {
-		dst[i].add(src[i])
+		addStatsAt(dst, *t.stats.Load(), idx, tag)
 	}
 }
 

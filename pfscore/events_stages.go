@@ -354,16 +354,13 @@ func (s *Schema) appendStages(out []StageEvent, words []uint64) []StageEvent {
 // threadsOnly returns, by class index, the statistics of classes that only
 // threads carry (stages, idle): the ended threads' totals and the live
 // threads'.
-func (s *Schema) threadsOnly(classes []*Class) []statRow {
+func (s *Schema) threadsOnly(m members) []statRow {
 	tag := s.extTags[truncThreads].Load()
 	s.beginRead()
 	defer s.endRead()
-	out, live := s.endedAndLive(len(classes), tag)
+	out, live := s.endedAndLive(len(m.classes), tag)
 	for _, t := range live {
-		ts := *t.stats.Load()
-		for i := range min(len(out), len(ts)) {
-			out[i].add(ts[i].load(tag))
-		}
+		addStatsAt(out, *t.stats.Load(), m.idx, tag)
 	}
 	return out
 }

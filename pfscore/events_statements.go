@@ -812,7 +812,7 @@ func init() {
 		groups: groupsThreads,
 		group:  func(*Class) uint8 { return truncThreads },
 		global: (*Schema).globalStatements,
-		thread: (*Thread).threadStmtStats,
-		actor:  (*actorRow).actorStmtStats,
+		thread: (*Thread).threadStmtStatsAt,
+		actor:  (*actorRow).actorStmtStatsAt,
 	})
 }

@@ -491,15 +491,11 @@ func sharedTrx(st *[2]sharedStat, tag uint64) trxStat {
 	return trxStat{st[ReadWrite].load(tag), st[ReadOnly].load(tag)}
 }
 
-// trxRows returns st by class index: at the transaction class's.
-func trxRows(classes []*Class, st trxStat) []trxStat {
-	out := make([]trxStat, len(classes))
-	for _, c := range classes {
-		if c.kind == KindTransaction {
-			out[c.index] = st
-		}
+// trxAt sets dst at each transaction class index in m.idx to st.
+func trxAt(dst []trxStat, m members, st trxStat) {
+	for _, i := range m.idx {
+		dst[i] = st
 	}
-	return out
 }
 
 func init() {
@@ -530,7 +526,7 @@ func init() {
 		member: func(c *Class) bool { return c.kind == KindTransaction },
 		groups: groupsThreads,
 		group:  func(*Class) uint8 { return truncThreads },
-		global: func(s *Schema, classes []*Class) []trxStat {
+		global: func(s *Schema, m members) []trxStat {
 			tag := s.extTags[truncThreads].Load()
 			s.beginRead()
 			defer s.endRead()
@@ -542,12 +538,14 @@ func init() {
 				st.add(t.threadTrx(tag))
 			}
 			st.add(sharedTrx(&s.trxUnthreaded, tag))
-			return trxRows(classes, st)
+			out := make([]trxStat, len(m.classes))
+			trxAt(out, m, st)
+			return out
 		},
-		thread: func(t *Thread, classes []*Class, tag uint64) []trxStat {
-			return trxRows(classes, t.threadTrx(tag))
+		thread: func(t *Thread, m members, tag uint64, dst []trxStat) {
+			trxAt(dst, m, t.threadTrx(tag))
 		},
-		actor: func(r *actorRow, classes []*Class, tag uint64) []trxStat {
+		actor: func(r *actorRow, m members, tag uint64, dst []trxStat) {
 			r.mu.Lock()
 			st := sharedTrx(&r.trxStats, tag)
 			for _, a := range r.accounts {
@@ -558,7 +556,7 @@ func init() {
 			for _, t := range live {
 				st.add(t.threadTrx(tag))
 			}
-			return trxRows(classes, st)
+			trxAt(dst, m, st)
 		},
 	})
 }

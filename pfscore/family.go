@@ -188,12 +188,34 @@ type eventFamily[V any, S statistics[S, V]] struct {
 	groups uint8
 	group  func(*Class) uint8
 
-	// global returns the global statistics by class index (len(classes)
-	// long), thread the thread's, actor the actor row's (as long). The
+	// global returns the global statistics by class index
+	// (len(m.classes) long, the members' filled in); thread and actor set
+	// the thread's or the actor row's at each member's index of dst and
+	// leave the rest of dst alone, so one dst serves a whole read. The
 	// extremes are those of epoch tag, the thread group's.
-	global func(s *Schema, classes []*Class) []S
-	thread func(t *Thread, classes []*Class, tag uint64) []S
-	actor  func(r *actorRow, classes []*Class, tag uint64) []S
+	global func(s *Schema, m members) []S
+	thread func(t *Thread, m members, tag uint64, dst []S)
+	actor  func(r *actorRow, m members, tag uint64, dst []S)
+}
+
+// members are the classes one read of a family's table lists: the class
+// list, loaded once (a class registering during the read is left for the
+// next), and the indexes of the family's classes in it. The loaders read
+// only these: a family's tables would otherwise walk every class of every
+// kind for every thread and actor.
+type members struct {
+	classes []*Class
+	idx     []int
+}
+
+func (f *eventFamily[V, S]) members(s *Schema) members {
+	m := members{classes: s.Classes()}
+	for _, c := range m.classes {
+		if f.member(c) {
+			m.idx = append(m.idx, c.index)
+		}
+	}
+	return m
 }
 
 // familyTables are the names of a family's actor summaries, which TRUNCATE
@@ -222,33 +244,30 @@ func defineFamily[V any, S statistics[S, V]](f eventFamily[V, S]) {
 	families = append(families, familyTables{byAcct, byUser, byHost})
 	defineSummary(global, f.groups, []string{byThread, byAcct, byUser, byHost},
 		func(s *Schema) []sumEntry[ByEventName, S] {
-			// One load of the class list sizes and indexes everything: a
-			// class registering during the read is left for the next.
-			classes := s.Classes()
-			st := f.global(s, classes)
-			var out []sumEntry[ByEventName, S]
-			for _, c := range classes {
-				if f.member(c) {
-					out = append(out, sumEntry[ByEventName, S]{key: rowKey{class: c.index},
-						dims: ByEventName{c.name}, stat: st[c.index], grp: f.group(c)})
-				}
+			m := f.members(s)
+			st := f.global(s, m)
+			out := make([]sumEntry[ByEventName, S], 0, len(m.idx))
+			for _, i := range m.idx {
+				c := m.classes[i]
+				out = append(out, sumEntry[ByEventName, S]{key: rowKey{class: i},
+					dims: ByEventName{c.name}, stat: st[i], grp: f.group(c)})
 			}
 			return out
 		})
 	defineSummary(byThread, groupsThreads, nil,
 		func(s *Schema) []sumEntry[ByThread, S] {
-			classes := s.Classes()
+			m := f.members(s)
 			tag := s.extTags[truncThreads].Load()
 			s.beginRead()
 			defer s.endRead()
-			var out []sumEntry[ByThread, S]
-			for _, t := range s.liveThreads() {
-				st := f.thread(t, classes, tag)
-				for _, c := range classes {
-					if f.member(c) {
-						out = append(out, sumEntry[ByThread, S]{key: rowKey{t.id, c.index},
-							dims: ByThread{t.id, c.name}, stat: st[c.index], grp: truncThreads})
-					}
+			live := s.liveThreads()
+			st := make([]S, len(m.classes))
+			out := make([]sumEntry[ByThread, S], 0, len(live)*len(m.idx))
+			for _, t := range live {
+				f.thread(t, m, tag, st)
+				for _, i := range m.idx {
+					out = append(out, sumEntry[ByThread, S]{key: rowKey{t.id, i},
+						dims: ByThread{t.id, m.classes[i].name}, stat: st[i], grp: truncThreads})
 				}
 			}
 			return out
@@ -272,18 +291,18 @@ func defineFamily[V any, S statistics[S, V]](f eventFamily[V, S]) {
 // its statistics by class.
 func actorRows[D, V any, S statistics[S, V]](f *eventFamily[V, S], m func(*Schema) map[accountKey]*actorRow, dims func(*actorRow, *Class) D) func(*Schema) []sumEntry[D, S] {
 	return func(s *Schema) []sumEntry[D, S] {
-		classes := s.Classes()
+		mem := f.members(s)
 		tag := s.extTags[truncThreads].Load()
 		s.beginRead()
 		defer s.endRead()
-		var out []sumEntry[D, S]
-		for _, r := range s.actorSnapshot(m(s)) {
+		actors := s.actorSnapshot(m(s))
+		st := make([]S, len(mem.classes))
+		out := make([]sumEntry[D, S], 0, len(actors)*len(mem.idx))
+		for _, r := range actors {
 			hidden := r.hiddenInSummary()
-			st := f.actor(r, classes, tag)
-			for _, c := range classes {
-				if f.member(c) {
-					out = append(out, sumEntry[D, S]{key: rowKey{r.id, c.index}, dims: dims(r, c), stat: st[c.index], grp: truncThreads, hidden: hidden})
-				}
+			f.actor(r, mem, tag, st)
+			for _, i := range mem.idx {
+				out = append(out, sumEntry[D, S]{key: rowKey{r.id, i}, dims: dims(r, mem.classes[i]), stat: st[i], grp: truncThreads, hidden: hidden})
 			}
 		}
 		return out

@@ -1,6 +1,7 @@
 package pfscore
 
 import (
+	"slices"
 	"sync/atomic"
 
 	"github.com/otelpfs/otelpfs/internal/owned"
@@ -231,84 +232,90 @@ type ClientTimes struct {
 	CountCancelled uint64 `pfs:"COUNT_CANCELLED,counter"`
 }
 
-// threadStmtStats returns the thread's statement statistics by class index
-// (n long): its statRows, and its counters placed by each class's index.
-func (t *Thread) threadStmtStats(classes []*Class, tag uint64) []stmtStat {
-	rows := t.threadStats(len(classes), tag)
-	x := loadCounts(*t.stmtX.Load())
-	return joinStmt(classes, rows, x)
+// threadStmtStatsAt sets dst[i], for each statement class index i in
+// m.idx, to the thread's statistics and counters of class i.
+func (t *Thread) threadStmtStatsAt(m members, tag uint64, dst []stmtStat) {
+	src, xs := *t.stats.Load(), *t.stmtX.Load()
+	for _, i := range m.idx {
+		var st stmtStat
+		if i < len(src) {
+			st.statRow = src[i].load(tag)
+		}
+		if k := m.classes[i].kindIndex; k < len(xs) {
+			st.x = xs[k].load()
+		}
+		dst[i] = st
+	}
 }
 
-// joinStmt pairs statRows by class index with counters by kind index.
-func joinStmt(classes []*Class, rows []statRow, x []stmtCounts) []stmtStat {
-	out := make([]stmtStat, len(rows))
-	for i := range rows {
-		out[i].statRow = rows[i]
-	}
-	for _, c := range classes {
-		if c.kind == KindStatement && c.kindIndex < len(x) && c.index < len(out) {
-			out[c.index].x = x[c.kindIndex]
+// addStmtStatsAt adds the thread's statistics and counters to dst at each
+// statement class index in m.idx.
+func (t *Thread) addStmtStatsAt(m members, tag uint64, dst []stmtStat) {
+	src, xs := *t.stats.Load(), *t.stmtX.Load()
+	for _, i := range m.idx {
+		if i < len(src) {
+			dst[i].add(src[i].load(tag))
+		}
+		if k := m.classes[i].kindIndex; k < len(xs) {
+			dst[i].addCounts(xs[k].load())
 		}
 	}
-	return out
 }
 
-// actorStmtStats is actorStats with the counters.
-func (r *actorRow) actorStmtStats(classes []*Class, tag uint64) []stmtStat {
-	n := len(classes)
+// sharedStmtAt sets (or, with add, adds to) dst at each statement class
+// index in m.idx shared statistics src by class index and counters xs by
+// kind index.
+func sharedStmtAt(dst []stmtStat, src []sharedStat, xs []sharedCounts, m members, tag uint64, add bool) {
+	for _, i := range m.idx {
+		var st stmtStat
+		if i < len(src) {
+			st.statRow = src[i].load(tag)
+		}
+		if k := m.classes[i].kindIndex; k < len(xs) {
+			st.x = xs[k].load()
+		}
+		if add {
+			dst[i].add(st.statRow)
+			dst[i].addCounts(st.x)
+		} else {
+			dst[i] = st
+		}
+	}
+}
+
+// actorStmtStatsAt is actorStatsAt with the counters.
+func (r *actorRow) actorStmtStatsAt(m members, tag uint64, dst []stmtStat) {
 	r.mu.Lock()
-	rows := loadShared(*r.waits.Load(), n, tag)
-	x := loadSharedCounts(*r.stmts.Load())
+	sharedStmtAt(dst, *r.waits.Load(), *r.stmts.Load(), m, tag, false)
 	for _, a := range r.accounts {
-		addStats(rows, loadShared(*a.waits.Load(), n, tag))
-		ax := loadSharedCounts(*a.stmts.Load())
-		if len(ax) > len(x) {
-			x = append(x, make([]stmtCounts, len(ax)-len(x))...)
-		}
-		for i := range ax {
-			for j := range ax[i] {
-				x[i][j] += ax[i][j]
-			}
-		}
+		sharedStmtAt(dst, *a.waits.Load(), *a.stmts.Load(), m, tag, true)
 	}
-	live := append([]*Thread(nil), r.live...)
+	live := slices.Clone(r.live)
 	r.mu.Unlock()
-	out := joinStmt(classes, rows, x)
 	for _, t := range live {
-		ts := t.threadStmtStats(classes, tag)
-		for i := range out {
-			out[i].add(ts[i].statRow)
-			out[i].addCounts(ts[i].x)
-		}
+		t.addStmtStatsAt(m, tag, dst)
 	}
-	return out
 }
 
 // globalStatements returns the global statement statistics by class
 // index: the ended threads', the live threads' and those counted without a
 // thread.
-func (s *Schema) globalStatements(classes []*Class) []stmtStat {
-	n := len(classes)
+func (s *Schema) globalStatements(m members) []stmtStat {
 	tag := s.extTags[truncThreads].Load()
 	s.beginRead()
 	defer s.endRead()
+	out := make([]stmtStat, len(m.classes))
 	s.endMu.Lock()
-	ended := loadShared(*s.threadsEnded.Load(), n, tag)
-	endedX := loadSharedCounts(*s.stmtEnded.Load())
+	sharedStmtAt(out, *s.threadsEnded.Load(), *s.stmtEnded.Load(), m, tag, false)
 	live := s.liveThreads()
 	s.endMu.Unlock()
-	out := joinStmt(classes, ended, endedX)
 	for _, t := range live {
-		ts := t.threadStmtStats(classes, tag)
-		for i := range out {
-			out[i].add(ts[i].statRow)
-			out[i].addCounts(ts[i].x)
-		}
+		t.addStmtStatsAt(m, tag, out)
 	}
-	for _, c := range classes {
-		if c.stmt != nil {
-			out[c.index].add(c.stmt.stat.load(tag))
-			out[c.index].addCounts(c.stmt.x.load())
+	for _, i := range m.idx {
+		if c := m.classes[i]; c.stmt != nil {
+			out[i].add(c.stmt.stat.load(tag))
+			out[i].addCounts(c.stmt.x.load())
 		}
 	}
 	return out

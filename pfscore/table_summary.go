@@ -212,13 +212,56 @@ func loadShared(src []sharedStat, n int, tag uint64) []statRow {
 	return out
 }
 
-// threadStats returns a thread's statistics by class index.
-func (t *Thread) threadStats(n int, tag uint64) []statRow { return loadStats(*t.stats.Load(), n, tag) }
+// statsAt sets dst[i], for each class index i in idx, to src[i]'s
+// statistics (zero where src is shorter: a class registered after the
+// thread grew its table last).
+func statsAt(dst []statRow, src []ownedStat, idx []int, tag uint64) {
+	for _, i := range idx {
+		if i < len(src) {
+			dst[i] = src[i].load(tag)
+		} else {
+			dst[i] = statRow{}
+		}
+	}
+}
+
+// addStatsAt adds src[i]'s statistics to dst[i] for each i in idx.
+func addStatsAt(dst []statRow, src []ownedStat, idx []int, tag uint64) {
+	for _, i := range idx {
+		if i < len(src) {
+			dst[i].add(src[i].load(tag))
+		}
+	}
+}
+
+// sharedAt and addSharedAt are statsAt and addStatsAt for shared statistics.
+func sharedAt(dst []statRow, src []sharedStat, idx []int, tag uint64) {
+	for _, i := range idx {
+		if i < len(src) {
+			dst[i] = src[i].load(tag)
+		} else {
+			dst[i] = statRow{}
+		}
+	}
+}
+
+func addSharedAt(dst []statRow, src []sharedStat, idx []int, tag uint64) {
+	for _, i := range idx {
+		if i < len(src) {
+			dst[i].add(src[i].load(tag))
+		}
+	}
+}
 
 // threadStatRows and actorStatRows are the thread and actor statistics of
 // the families whose statistics are statRows.
-func threadStatRows(t *Thread, cs []*Class, tag uint64) []statRow  { return t.threadStats(len(cs), tag) }
-func actorStatRows(r *actorRow, cs []*Class, tag uint64) []statRow { return r.actorStats(len(cs), tag) }
+func threadStatRows(t *Thread, m members, tag uint64, dst []statRow) {
+	statsAt(dst, *t.stats.Load(), m.idx, tag)
+}
+
+func actorStatRows(r *actorRow, m members, tag uint64, dst []statRow) {
+	r.actorStatsAt(m.idx, tag, dst)
+}
 
 // endedAndLive returns, under endMu, the ended threads' totals by class (n
 // long) and the live threads: End moves a thread from one to the other
@@ -233,7 +276,8 @@ func (s *Schema) endedAndLive(n int, tag uint64) ([]statRow, []*Thread) {
 // globalWaits returns the global wait statistics by class: the instances',
 // live and destroyed, and for idle, which has no instances, the threads',
 // live and ended.
-func (s *Schema) globalWaits(classes []*Class) []statRow {
+func (s *Schema) globalWaits(m members) []statRow {
+	classes := m.classes
 	n := len(classes)
 	out := s.instanceStats(classes)
 	tag := s.extTags[truncThreads].Load()
