@@ -26,7 +26,8 @@
 //	counter                 a cumulative monotonic Sum[int64]
 //	timer                   a cumulative monotonic Sum[float64], in seconds
 //	gauge, low, high        a Gauge[int64] (memory: bytes or counts in use, and their water marks)
-//	min, avg, max           a Gauge, float64 seconds for picosecond columns
+//	min, max                a Gauge, float64 seconds for picosecond columns
+//	avg                     nothing: SUM_ over COUNT_ gives it, per interval
 //	id, time, duration,     nothing (history and current tables, which have
 //	attr, text              them, are not exported; DIGEST_TEXT is the
 //	                        exception, as db.query.summary)
@@ -41,7 +42,7 @@
 // pfs.<family>[.<variant>].<measure>:
 //
 //	table                                         metric names
-//	events_waits_summary_global_by_event_name     pfs.events_waits.count, .time, .time.min, .time.avg, .time.max
+//	events_waits_summary_global_by_event_name     pfs.events_waits.count, .time, .time.min, .time.max
 //	events_waits_summary_by_thread_by_event_name  pfs.events_waits.by_thread.count, .time, ...
 //	events_waits_summary_by_account_by_event_name pfs.events_waits.by_account.count, ... (also by_user, by_host)
 //	events_waits_summary_by_instance              pfs.events_waits.by_instance.count, ...
@@ -58,8 +59,8 @@
 //
 // The measure comes from the column name: COUNT_STAR is count,
 // SUM_TIMER_WAIT time, COUNT_X x.count, SUM_TIMER_X x.time,
-// SUM_NUMBER_OF_BYTES_X x.bytes, SUM_X x, SUM_X_TIME x.time, MIN_, AVG_,
-// MAX_ add .min, .avg, .max to their SUM_'s measure, CURRENT_COUNT_X and
+// SUM_NUMBER_OF_BYTES_X x.bytes, SUM_X x, SUM_X_TIME x.time, MIN_ and
+// MAX_ add .min and .max to their SUM_'s measure, CURRENT_COUNT_X and
 // CURRENT_NUMBER_OF_BYTES_X are x.count and x.bytes (LOW_ and HIGH_ add
 // .low and .high), QUANTILE_95 is time.p95, anything else is the column
 // name in lower case.

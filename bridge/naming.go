@@ -58,7 +58,7 @@ func metricName(table string, col pfscore.Column) string {
 // measureName returns the measure part of a metric name for column name:
 //
 //	COUNT_STAR                  count
-//	SUM_TIMER_WAIT              time          MIN_/AVG_/MAX_TIMER_WAIT  time.min, time.avg, time.max
+//	SUM_TIMER_WAIT              time          MIN_/MAX_TIMER_WAIT       time.min, time.max
 //	COUNT_READ                  read.count    SUM_TIMER_READ            read.time
 //	SUM_NUMBER_OF_BYTES_READ    read.bytes    SUM_ERRORS                errors
 //	SUM_POOL_TIME               pool.time     CURRENT_NUMBER_OF_BYTES_USED used.bytes (LOW_, HIGH_: .low, .high)
@@ -68,7 +68,7 @@ func metricName(table string, col pfscore.Column) string {
 func measureName(col string) string {
 	n, stat := col, ""
 	for _, p := range [...]struct{ prefix, repl, stat string }{
-		{"MIN_", "SUM_", ".min"}, {"AVG_", "SUM_", ".avg"}, {"MAX_", "SUM_", ".max"},
+		{"MIN_", "SUM_", ".min"}, {"MAX_", "SUM_", ".max"},
 		{"LOW_", "CURRENT_", ".low"}, {"HIGH_", "CURRENT_", ".high"},
 	} {
 		if strings.HasPrefix(n, p.prefix) {
@@ -211,8 +211,15 @@ func planTable(ti pfscore.TableInfo) (*tablePlan, error) {
 			continue
 		case pfscore.RoleCounter, pfscore.RoleTimer:
 			tp.cumul = append(tp.cumul, i)
+		case pfscore.RoleAvg:
+			// Not exported: an AVG_ column is its SUM_ over its COUNT_ since
+			// the row began, which a backend computes better from the two
+			// sums (rate(sum)/rate(count): the average of the last interval,
+			// not of the process's life); and it would be a fifth of every
+			// wait summary's data points.
+			continue
 		case pfscore.RoleGauge, pfscore.RoleLowWater, pfscore.RoleHighWater,
-			pfscore.RoleMin, pfscore.RoleAvg, pfscore.RoleMax:
+			pfscore.RoleMin, pfscore.RoleMax:
 		default:
 			if extraAttrs[c.Name] {
 				tp.attrs = append(tp.attrs, i)

@@ -401,10 +401,9 @@ func (p *Producer) topN(tp *tablePlan, rows []pfscore.Row) (top, rest []pfscore.
 
 // overflow appends the overflow series of a digest table: the sums of what
 // the rows outside the top N added since the previous collection, added to
-// its own (so that its sums only grow, whichever digests it holds), their
-// least MIN and greatest MAX now, and the AVG of those rows' sums. Gauges of
-// single digests (the quantiles) have no sum, and the overflow series leaves
-// them out. Each row outside the top N keeps its series' state, unexported,
+// its own (so that its sums only grow, whichever digests it holds), and
+// their least MIN and greatest MAX now. Gauges of single digests (the
+// quantiles) have no sum, and the overflow series leaves them out. Each row outside the top N keeps its series' state, unexported,
 // so that a digest returning to the top N keeps its StartTime.
 func (p *Producer) overflow(bs []builder, pi int, tp *tablePlan, rest []pfscore.Row, now time.Time) {
 	s := p.others[pi]
@@ -414,7 +413,6 @@ func (p *Producer) overflow(bs []builder, pi int, tp *tablePlan, rest []pfscore.
 			attrs: attribute.NewSet(attrKey("DIGEST_TEXT").String(Overflow), attribute.Bool("otel.metric.overflow", true))}
 		p.others[pi] = s
 	}
-	sums := make([]uint64, len(tp.columns)) // the rest's values now, for AVG
 	mins := make([]uint64, len(tp.columns))
 	maxs := make([]uint64, len(tp.columns))
 	kept := 0
@@ -437,8 +435,6 @@ func (p *Producer) overflow(bs []builder, pi int, tp *tablePlan, rest []pfscore.
 		for _, m := range tp.measures {
 			v := asUint(row[m.col])
 			switch m.role {
-			case pfscore.RoleCounter, pfscore.RoleTimer:
-				sums[m.col] = satAdd(sums[m.col], v)
 			case pfscore.RoleMin:
 				if v != 0 && (mins[m.col] == 0 || v < mins[m.col]) {
 					mins[m.col] = v
@@ -462,44 +458,10 @@ func (p *Producer) overflow(bs []builder, pi int, tp *tablePlan, rest []pfscore.
 			row[m.col] = maxs[m.col]
 		}
 	}
-	// AVG_X from SUM_X and the count beside it, of the rows outside the top
-	// N now: AVG_TIMER_WAIT is SUM_TIMER_WAIT / COUNT_STAR.
-	for _, m := range tp.measures {
-		if m.role != pfscore.RoleAvg {
-			continue
-		}
-		sum, count := tp.avgParts(m.col)
-		if sum >= 0 && count >= 0 && sums[count] > 0 {
-			row[m.col] = sums[sum] / sums[count]
-		}
-	}
 	p.advance(s, tp, row) // its sums only grow: this never restarts them
 	for j := range bs {
 		bs[j].add(row[bs[j].m.col], s, now)
 	}
-}
-
-// avgParts returns the SUM_ and COUNT_ columns an AVG_ column divides (by
-// name: AVG_TIMER_WAIT is SUM_TIMER_WAIT / COUNT_STAR, AVG_TIMER_X is
-// SUM_TIMER_X / COUNT_X), -1 if missing.
-func (tp *tablePlan) avgParts(avg int) (sum, count int) {
-	name := tp.columns[avg].Name[len("AVG_"):]
-	sum, count = tp.column("SUM_"+name), -1
-	if name == "TIMER_WAIT" {
-		count = tp.column("COUNT_STAR")
-	} else if len(name) > len("TIMER_") && name[:len("TIMER_")] == "TIMER_" {
-		count = tp.column("COUNT_" + name[len("TIMER_"):])
-	}
-	return sum, count
-}
-
-func (tp *tablePlan) column(name string) int {
-	for i, c := range tp.columns {
-		if c.Name == name {
-			return i
-		}
-	}
-	return -1
 }
 
 // Seconds converts picoseconds, a TIMER_* value, to seconds, the unit of

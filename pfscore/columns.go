@@ -104,7 +104,7 @@ type fieldPlan struct {
 	hasV   bool                               // there is such a field
 	neg    bool                               // valid=!F
 	null   bool                               // the zero value is NULL
-	conv   func(unsafe.Pointer) (Value, bool) // the value, and whether it is the zero value
+	conv   func(unsafe.Pointer, *boxer) (Value, bool) // the value, and whether it is the zero value
 }
 
 // planOf returns the plan of row struct type t, or panics: plans are made
@@ -250,45 +250,45 @@ func offsetOf(t reflect.Type, index []int) uintptr {
 // converter returns how a field of type t, at a pointer to it, becomes a
 // Value (and whether it is t's zero value), and the column type that
 // makes.
-func converter(t reflect.Type, picos bool) (func(unsafe.Pointer) (Value, bool), ColumnType, error) {
+func converter(t reflect.Type, picos bool) (func(unsafe.Pointer, *boxer) (Value, bool), ColumnType, error) {
 	if t.Kind() == reflect.Pointer {
 		elem, typ, err := converter(t.Elem(), picos)
 		if err != nil {
 			return nil, 0, err
 		}
-		return func(p unsafe.Pointer) (Value, bool) {
+		return func(p unsafe.Pointer, b *boxer) (Value, bool) {
 			e := *(*unsafe.Pointer)(p)
 			if e == nil {
 				return nil, true
 			}
-			v, _ := elem(e)
+			v, _ := elem(e, b)
 			return v, false
 		}, typ, nil
 	}
 	if t.Kind() != reflect.String && t.Implements(stringerType) {
-		return func(p unsafe.Pointer) (Value, bool) {
+		return func(p unsafe.Pointer, _ *boxer) (Value, bool) {
 			v := reflect.NewAt(t, p).Elem()
 			return v.Interface().(fmt.Stringer).String(), v.IsZero()
 		}, ColString, nil
 	}
 	switch t.Kind() {
 	case reflect.String:
-		return func(p unsafe.Pointer) (Value, bool) { s := *(*string)(p); return s, s == "" }, ColString, nil
+		return func(p unsafe.Pointer, b *boxer) (Value, bool) { s := *(*string)(p); return b.string(s), s == "" }, ColString, nil
 	case reflect.Bool:
-		return func(p unsafe.Pointer) (Value, bool) { b := *(*bool)(p); return yesNo(b), !b }, ColString, nil
+		return func(p unsafe.Pointer, _ *boxer) (Value, bool) { b := *(*bool)(p); return yesNo(b), !b }, ColString, nil
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		typ := ColUint
 		if picos {
 			typ = ColPicos
 		}
 		load := unsignedLoader(t.Size())
-		return func(p unsafe.Pointer) (Value, bool) { u := load(p); return u, u == 0 }, typ, nil
+		return func(p unsafe.Pointer, b *boxer) (Value, bool) { u := load(p); return b.uint(u), u == 0 }, typ, nil
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if picos {
 			return nil, 0, fmt.Errorf("a picosecond column must be unsigned, not %v", t)
 		}
 		load := signedLoader(t.Size())
-		return func(p unsafe.Pointer) (Value, bool) { i := load(p); return i, i == 0 }, ColInt, nil
+		return func(p unsafe.Pointer, b *boxer) (Value, bool) { i := load(p); return b.int(i), i == 0 }, ColInt, nil
 	}
 	return nil, 0, fmt.Errorf("type %v has no column type", t)
 }
@@ -318,15 +318,15 @@ func signedLoader(size uintptr) func(unsafe.Pointer) int64 {
 }
 
 // appendRow appends the columns of the row at p, a pointer to a value of
-// the plan's type, to row.
-func (p *rowPlan) appendRow(row Row, base unsafe.Pointer) Row {
+// the plan's type, to row; b boxes them (nil: Go's own conversions).
+func (p *rowPlan) appendRow(row Row, base unsafe.Pointer, b *boxer) Row {
 	for i := range p.fields {
 		f := &p.fields[i]
 		if f.index == nil || f.hasV && *(*bool)(unsafe.Add(base, f.valid)) == f.neg {
 			row = append(row, nil)
 			continue
 		}
-		v, zero := f.conv(unsafe.Add(base, f.offset))
+		v, zero := f.conv(unsafe.Add(base, f.offset), b)
 		if f.null && zero {
 			v = nil
 		}
@@ -342,8 +342,9 @@ func rowsOf[R any](p *rowPlan, rows []R) []Row {
 	}
 	out := make([]Row, len(rows))
 	cells := make(Row, len(rows)*len(p.cols)) // one allocation for every row's cells
+	var b boxer
 	for i := range rows {
-		out[i] = p.appendRow(cells[:0:len(p.cols)], unsafe.Pointer(&rows[i]))
+		out[i] = p.appendRow(cells[:0:len(p.cols)], unsafe.Pointer(&rows[i]), &b)
 		cells = cells[len(p.cols):]
 	}
 	return out

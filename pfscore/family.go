@@ -95,17 +95,19 @@ func defineSummary[D, V any, S statistics[S, V]](name string, groups uint8, impl
 			base, _ := s.baselines[name].(*summaryBase[S])
 			rows := make([]Row, len(entries))
 			cells := make(Row, len(entries)*(len(dims.cols)+len(vals.cols))) // every row's cells, in one allocation
+			var b boxer
+			var v V // one, not one per row: appendRow takes its address
 			for i := range entries {
 				e := &entries[i]
 				st := e.stat.settled()
 				if b, ok := base.row(e.key); ok {
 					st = e.stat.sub(b)
 				}
-				v := st.view()
+				v = st.view()
 				row := cells[: 0 : len(dims.cols)+len(vals.cols)]
 				cells = cells[len(dims.cols)+len(vals.cols):]
-				row = dims.appendRow(row, unsafe.Pointer(&e.dims))
-				rows[i] = vals.appendRow(row, unsafe.Pointer(&v))
+				row = dims.appendRow(row, unsafe.Pointer(&e.dims), &b)
+				rows[i] = vals.appendRow(row, unsafe.Pointer(&v), &b)
 			}
 			return rows
 		},

@@ -183,10 +183,17 @@ func compileQuery(cols []Column, wheres []string, order string, limit int) (*com
 // apply filters, sorts and limits rows, returning a new slice and the
 // number of rows the WHERE clause matched.
 func (q *compiledQuery) apply(rows []Row) (out []Row, matched int) {
-	out = rows[:0:0]
-	for _, r := range rows {
-		if q.match(r) {
-			out = append(out, r)
+	switch {
+	case len(q.conds) == 0 && len(q.order) == 0:
+		out = rows // the whole table, in its order: nothing to copy
+	case len(q.conds) == 0:
+		out = slices.Clone(rows) // sorted below; rows stays as it is
+	default:
+		out = rows[:0:0]
+		for _, r := range rows {
+			if q.match(r) {
+				out = append(out, r)
+			}
 		}
 	}
 	if len(q.order) > 0 {
