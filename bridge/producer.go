@@ -46,6 +46,11 @@ type Producer struct {
 	seen   int                  // series in the map this collection exported
 	last   time.Time            // the previous collection, zero before the first
 	vals   []pfscore.Value      // scratch: a row's attribute values
+	// order is, by plan, the series of each row position at the previous
+	// collection: a table lists its rows in the same order from one read
+	// to the next (threads, then classes), so row finds most series by
+	// position, without hashing; a miss falls back on the map.
+	order [][]*series
 }
 
 var _ sdkmetric.Producer = (*Producer)(nil)
@@ -76,6 +81,9 @@ type series struct {
 	// values taken off.
 	inRest bool
 	offset []uint64
+	// gone is set when the series leaves the map: Producer.order may still
+	// hold it, and must not return it.
+	gone bool
 }
 
 // NewProducer returns a Producer over t's tables: those the catalog lists
@@ -114,6 +122,7 @@ func NewProducer(t pfscore.Tables, opts ...Option) (*Producer, error) {
 		p.plans = append(p.plans, tp)
 	}
 	p.others = make([]*series, len(p.plans))
+	p.order = make([][]*series, len(p.plans))
 	return p, nil
 }
 
@@ -171,6 +180,8 @@ func (p *Producer) Produce(ctx context.Context) ([]metricdata.ScopeMetrics, erro
 		for _, s := range ss {
 			if s.gen == p.gen || !read[s.plan] {
 				kept = append(kept, s)
+			} else {
+				s.gone = true
 			}
 		}
 		p.count -= len(ss) - len(kept)
@@ -215,11 +226,21 @@ func (p *Producer) table(out []metricdata.Metrics, pi int, tp *tablePlan, rows [
 			bs[j].floats = make([]metricdata.DataPoint[float64], 0, n)
 		}
 	}
-	for _, row := range rows {
+	order := p.order[pi]
+	if len(order) != len(rows) {
+		order = slices.Grow(order[:0], len(rows))[:len(rows)]
+		clear(order)
+		p.order[pi] = order
+	}
+	for i, row := range rows {
 		if tp.zero(row) {
 			continue
 		}
-		s := p.row(pi, tp, row)
+		s := order[i]
+		if s == nil || s.gone || !s.keyOf(tp, row) {
+			s = p.row(pi, tp, row)
+			order[i] = s
+		}
 		if s.inRest { // back in the top N (see series)
 			s.inRest = false
 			s.start = p.freshStart()
@@ -260,16 +281,35 @@ func (b *builder) add(v pfscore.Value, s *series, now time.Time) {
 	if v == nil {
 		return
 	}
+	// Each point is filled in place, field by field, in the zeroed
+	// capacity table made: a DataPoint is a dozen words, half of them
+	// pointers, and building one to append it copied it whole, write
+	// barriers and all.
 	switch b.m.kind {
-	case sumInt:
-		b.ints = append(b.ints, metricdata.DataPoint[int64]{Attributes: s.attrs, StartTime: s.start, Time: now, Value: asInt(v)})
-	case gaugeInt:
-		b.ints = append(b.ints, metricdata.DataPoint[int64]{Attributes: s.attrs, Time: now, Value: asInt(v)})
-	case sumSeconds:
-		b.floats = append(b.floats, metricdata.DataPoint[float64]{Attributes: s.attrs, StartTime: s.start, Time: now, Value: seconds(v)})
-	case gaugeSeconds:
-		b.floats = append(b.floats, metricdata.DataPoint[float64]{Attributes: s.attrs, Time: now, Value: seconds(v)})
+	case sumInt, gaugeInt:
+		b.ints = grow(b.ints)
+		d := &b.ints[len(b.ints)-1]
+		d.Attributes, d.Time, d.Value = s.attrs, now, asInt(v)
+		if b.m.kind == sumInt {
+			d.StartTime = s.start
+		}
+	case sumSeconds, gaugeSeconds:
+		b.floats = grow(b.floats)
+		d := &b.floats[len(b.floats)-1]
+		d.Attributes, d.Time, d.Value = s.attrs, now, seconds(v)
+		if b.m.kind == sumSeconds {
+			d.StartTime = s.start
+		}
 	}
+}
+
+// grow returns s one zero element longer.
+func grow[T any](s []T) []T {
+	if len(s) < cap(s) {
+		return s[:len(s)+1] // zero: made by make, never written past len
+	}
+	var zero T
+	return append(s, zero)
 }
 
 // metric returns the metric the builder holds, false if it has no point.
@@ -323,6 +363,16 @@ func (p *Producer) advance(s *series, tp *tablePlan, row pfscore.Row) {
 		p.seen++
 	}
 	s.gen = p.gen
+}
+
+// keyOf reports whether row's attribute values are s's.
+func (s *series) keyOf(tp *tablePlan, row pfscore.Row) bool {
+	for k, c := range tp.attrs {
+		if s.key[k] != row[c] {
+			return false
+		}
+	}
+	return true
 }
 
 // row returns the series of a row of plan pi, made on first sight.
