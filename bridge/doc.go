@@ -172,7 +172,10 @@
 // Schemas in one process share thread and event ids, so their spans may
 // share span ids; read one Schema per process.) Times are TIMER_START and
 // TIMER_END through hwclock.WallTime; an untimed event takes its parent's
-// start, or the time of the Read, and pfs.timed=false.
+// start, or the time of the Read, and pfs.timed=false. A wait's event
+// time is kept inside its span: waits and spans are timed by different
+// timers of setup_timers (CYCLE and NANOSECOND by default), whose
+// conversions to wall-clock time may disagree by some microseconds.
 //
 // Attributes of a statement's span: pfs.event_name, pfs.thread_id,
 // pfs.event_id, pfs.rows_affected, pfs.rows_examined, pfs.warnings (when

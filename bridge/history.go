@@ -585,6 +585,17 @@ func (b *spanBuilder) emit(n *node, parent *spanRef, orphan bool) {
 		}
 		b.emit(c, &ref, false)
 	}
+	// Waits are timed with setup_timers' wait timer (CYCLE by default),
+	// statements and stages with theirs (NANOSECOND): two calibrations,
+	// which may disagree by tens of microseconds after a while. A wait
+	// happened inside its span, so its event is kept inside it.
+	for i := range events {
+		if events[i].Time.Before(sp.Start) {
+			events[i].Time = sp.Start
+		} else if events[i].Time.After(sp.End) {
+			events[i].Time = sp.End
+		}
+	}
 	slices.SortStableFunc(events, func(a, c SpanEvent) int { return a.Time.Compare(c.Time) })
 	b.out[at].Events = events
 }

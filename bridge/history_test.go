@@ -200,7 +200,7 @@ func TestHistoryRequestTree(t *testing.T) {
 	}
 	for k, v := range want {
 		if a[k] != v {
-			t.Errorf("sql %s = %v, want %v", k, a[k].Emit(), v.Emit())
+			t.Errorf("sql %s = %v, want %v", k, a[k].String(), v.String())
 		}
 	}
 	if _, ok := a["db.query.text"]; ok {
@@ -212,7 +212,7 @@ func TestHistoryRequestTree(t *testing.T) {
 	if sql.Kind != trace.SpanKindClient || req.Kind != trace.SpanKindInternal {
 		t.Errorf("kinds: sql %v, request %v", sql.Kind, req.Kind)
 	}
-	if ra := attrs(req.Attributes); ra["db.system.name"].Type() != attribute.INVALID ||
+	if ra := attrs(req.Attributes); ra["db.system.name"].Type() != attribute.EMPTY ||
 		ra["pfs.event_name"].AsString() != "statement/http/request" {
 		t.Errorf("request attributes: %v", ra)
 	}
@@ -383,7 +383,7 @@ func TestHistorySQLTextAndErrors(t *testing.T) {
 			t.Errorf("WithSQLText(%v): db.query.text %v %q", on, ok, got.AsString())
 		}
 		if sp.Status != codes.Error || sp.StatusMessage != "database is locked" || a["error.type"].AsString() != "_OTHER" {
-			t.Errorf("status %v %q, error.type %v", sp.Status, sp.StatusMessage, a["error.type"].Emit())
+			t.Errorf("status %v %q, error.type %v", sp.Status, sp.StatusMessage, a["error.type"].String())
 		}
 		if a["db.system.name"].AsString() != "sqlite" || a["db.operation.name"].AsString() != "UPDATE" {
 			t.Errorf("attributes %v", a)
@@ -392,8 +392,8 @@ func TestHistorySQLTextAndErrors(t *testing.T) {
 			t.Error("db.namespace for an empty CURRENT_SCHEMA")
 		}
 		for _, kv := range sp.Attributes {
-			if kv.Key != "db.query.text" && strings.Contains(kv.Value.Emit(), "bob") {
-				t.Errorf("%s leaks a literal: %s", kv.Key, kv.Value.Emit())
+			if kv.Key != "db.query.text" && strings.Contains(kv.Value.String(), "bob") {
+				t.Errorf("%s leaks a literal: %s", kv.Key, kv.Value.String())
 			}
 		}
 	}
@@ -597,4 +597,31 @@ type failing struct{ pfscore.Tables }
 
 func (failing) Query(string, pfscore.Query) (*pfscore.Result, error) {
 	return nil, fmt.Errorf("down")
+}
+
+// TestHistoryUntimed: events of untimed (COUNTED) instruments take the
+// time of the Read, or their parent's start, and say pfs.timed=false.
+func TestHistoryUntimed(t *testing.T) {
+	w := newSpanWorld(t, pfscore.WithInstrument("statement/%=COUNTED"),
+		pfscore.WithInstrument("stage/%=COUNTED"), pfscore.WithInstrument("wait/%=COUNTED"))
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	h := w.history(bridge.WithHistoryClock(func() time.Time { return at }))
+	ctx, th := instrument.StartThread(context.Background(), "thread/app/request", w.in)
+	w.request(ctx)
+	th.End()
+	spans := read(t, h)
+	if len(spans) != 4 {
+		t.Fatalf("%d spans", len(spans))
+	}
+	for _, sp := range spans {
+		if !sp.Start.Equal(at) || !sp.End.Equal(at) || attrs(sp.Attributes)["pfs.timed"].AsBool() ||
+			attrs(sp.Attributes)["pfs.timed"].Type() != attribute.BOOL {
+			t.Errorf("%s: [%v, %v] %v", sp.Name, sp.Start, sp.End, sp.Attributes)
+		}
+		for _, ev := range sp.Events {
+			if _, ok := attrs(ev.Attributes)["pfs.duration"]; ok || !ev.Time.Equal(at) {
+				t.Errorf("%s: untimed wait at %v with %v", sp.Name, ev.Time, ev.Attributes)
+			}
+		}
+	}
 }

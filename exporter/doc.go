@@ -179,8 +179,9 @@
 // resource (service.name and the rest of the configured resource), one
 // scope (bridge.ScopeName), the span flags saying whether the parent is
 // the application's remote span. pdata rather than the SDK's trace
-// pipeline, because these spans are finished records with ids and times
-// of their own, which the SDK's span API cannot take.
+// pipeline: these spans are finished records with ids and times of their
+// own, which the SDK's tracer cannot make and its exporters take only as
+// test stubs.
 //
 // Spans wait in a bounded queue (by default 2048 spans, the batch in
 // flight included); a span that finds it full is dropped and counted in

@@ -584,6 +584,6 @@ func putAttr(m pcommon.Map, kv attribute.KeyValue) {
 			s.AppendEmpty().SetStr(x)
 		}
 	default:
-		m.PutStr(k, v.Emit())
+		m.PutStr(k, v.String())
 	}
 }
