@@ -338,7 +338,8 @@ func (h *History) account(snap *snapshot, progress []key, inProgress map[key]str
 	for i := range snap.stmts {
 		e := &snap.stmts[i]
 		if k := (key{e.ThreadID, e.EventID}); !e.InProgress && isNew(k) {
-			n := &node{kind: kindStatement, key: k, stmt: e}
+			row := *e // a copy: a pending node must not keep the whole snapshot alive
+			n := &node{kind: kindStatement, key: k, stmt: &row}
 			if e.NestingEventType == pfscore.NestingStatement && e.NestingEventID != 0 {
 				n.parent = key{e.ThreadID, e.NestingEventID}
 			}
@@ -348,7 +349,8 @@ func (h *History) account(snap *snapshot, progress []key, inProgress map[key]str
 	for i := range snap.stages {
 		e := &snap.stages[i]
 		if k := (key{e.ThreadID, e.EventID}); !e.InProgress && isNew(k) {
-			n := &node{kind: kindStage, key: k, stage: e}
+			row := *e // a copy: a pending node must not keep the whole snapshot alive
+			n := &node{kind: kindStage, key: k, stage: &row}
 			if e.NestingEventType == pfscore.NestingStatement && e.NestingEventID != 0 {
 				n.parent = key{e.ThreadID, e.NestingEventID}
 			}
@@ -358,7 +360,8 @@ func (h *History) account(snap *snapshot, progress []key, inProgress map[key]str
 	for i := range snap.waits {
 		e := &snap.waits[i]
 		if k := (key{e.ThreadID, e.EventID}); !e.InProgress && isNew(k) {
-			n := &node{kind: kindWait, key: k, wait: e}
+			row := *e // a copy: a pending node must not keep the whole snapshot alive
+			n := &node{kind: kindWait, key: k, wait: &row}
 			switch e.NestingEventType {
 			case pfscore.NestingStatement, pfscore.NestingStage, pfscore.NestingWait:
 				if e.NestingEventID != 0 {
