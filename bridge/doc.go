@@ -140,4 +140,99 @@
 //
 // bridge is the lowest package that may import OpenTelemetry (API and SDK).
 // It imports pfscore, never instrument.
+//
+// # Spans
+//
+// History turns the _history_long tables into spans. NewHistory(t) takes
+// any pfscore.Tables (a *pfscore.Schema is read directly, others through
+// Query); each Read returns the spans of what ended since the previous
+// Read, and the first Read those of what the tables hold. It needs the
+// current and history_long consumers of the events it is to show
+// (events_statements_*, events_stages_*, events_waits_*; the history_long
+// ones are off by default, as in MySQL).
+//
+//	event                         becomes
+//	statement                     a span, named by DIGEST_TEXT, else by EVENT_NAME (clipped to 255 bytes)
+//	statement nested in another   a child span of the enclosing statement's
+//	stage in a statement          a child span of the statement's, named by EVENT_NAME
+//	stage in no statement         a root span of a trace of its own
+//	wait                          a span event of the span it nests in (through nested waits), at TIMER_START
+//	wait in no stage or statement nothing (the summaries count it)
+//	transaction                   nothing (its EVENT_IDs count for the cursor only)
+//
+// A statement's span is in the trace the statement recorded (TRACE_ID and
+// SPAN_ID, see TraceContext): its trace id is the recorded one, its parent
+// the recorded span (Span.RemoteParent), so a backend shows the service's
+// own span with the statement inside. A nested statement that recorded the
+// same span as the statement enclosing it is that statement's child
+// instead, which says more. A statement without a recorded trace, and a
+// root stage, starts a trace; its children share it. Span ids (SpanIDOf)
+// and those trace ids are keyed hashes of THREAD_ID and EVENT_ID with a
+// random seed of the process: an event has the same ids whenever it is
+// read, and ids of distinct events collide with probability 2^-64. (Two
+// Schemas in one process share thread and event ids, so their spans may
+// share span ids; read one Schema per process.) Times are TIMER_START and
+// TIMER_END through hwclock.WallTime; an untimed event takes its parent's
+// start, or the time of the Read, and pfs.timed=false. A wait's event
+// time is kept inside its span: waits and spans are timed by different
+// timers of setup_timers (CYCLE and NANOSECOND by default), whose
+// conversions to wall-clock time may disagree by some microseconds.
+//
+// Attributes of a statement's span: pfs.event_name, pfs.thread_id,
+// pfs.event_id, pfs.rows_affected, pfs.rows_examined, pfs.warnings (when
+// not 0), pfs.digest, pfs.source, db.namespace (CURRENT_SCHEMA, when set);
+// for a SQL statement (statement/sql/*, of kind Client; others are
+// Internal) also the database semantic conventions: db.system.name
+// (WithDBSystem; by default "other_sql", since otelpfs sees what a
+// database/sql pool sends and not which database answers),
+// db.query.summary (DIGEST_TEXT), db.operation.name (from the command:
+// SELECT, INSERT, CREATE TABLE, ...; none for statement/sql/other),
+// db.response.returned_rows (ROWS_SENT), and db.query.text (SQL_TEXT) only
+// with WithSQLText(true). A statement with ERRORS has status Error with
+// MESSAGE_TEXT as its message (an error text may quote a value) and
+// error.type "_OTHER". A stage's span has pfs.event_name, pfs.thread_id,
+// pfs.event_id, pfs.source and pfs.work_completed and pfs.work_estimated
+// when set. A wait's event has pfs.event_id, pfs.duration (TIMER_WAIT in
+// seconds), pfs.operation, pfs.object_name, pfs.object_type,
+// pfs.object_instance, pfs.number_of_bytes, pfs.source and, for a wait in
+// a wait, pfs.nesting_event_id.
+//
+// What ends inside a statement ends before it, so stages, waits and nested
+// statements wait in the History until their statement's row arrives
+// (tables are read outermost first, so a statement read has its stages and
+// waits read too). A statement in progress holds them back: nothing is
+// sent before the whole tree has ended. WithMaxPending bounds the rows
+// held (HistoryStats.Pending); beyond it the oldest are dropped and counted
+// (Dropped). A row whose enclosing statement or stage is gone (the ring
+// overwrote it) is decided at the second Read that finds the statement
+// neither in its table nor in progress (the first may have read the rows
+// before the statement began): a stage or statement becomes a root span
+// with pfs.orphan=true and pfs.nesting_event_id, a wait is dropped; both
+// count in Orphans.
+//
+// # The cursor and lost events
+//
+// Each thread hands out EVENT_IDs in the order its events begin, and a
+// History keeps, per thread, the ids it has read or decided about, so it
+// never sends an event twice, whatever the rings hold. An id below the
+// highest the previous Reads found began before those Reads: at the next
+// Read it is in progress (the current tables, read first, show it) or has
+// ended, and then is in a _history_long table (read after) unless the
+// ring overwrote it, or dropped it in a collision. Such an id, neither
+// read nor in progress, counts in HistoryStats.Lost, one Read after the
+// Read that saw the ids around it. Lost is a lower bound: events of a
+// thread after the last id a Read found, when the thread ends before the
+// next Read finds one, go uncounted, and so do the events of a thread that
+// existed before NewHistory and that come before the first one read. It
+// counts only while, for every kind of event, the current consumer is off
+// or the history_long consumer on (the kinds of ids the History cannot
+// see would otherwise look lost); with MySQL's default consumers
+// (events_transactions_current on, its history_long off) it counts
+// nothing. An id that TRUNCATE cut counts as lost; a thread turned to
+// HISTORY=NO, or a TRUNCATE of a current table, can make ids look lost.
+// Threads that ended and left no row in the tables are forgotten.
+//
+// History's methods are safe for concurrent use; Reads run one at a time.
+// TraceContext is the hook instrument.SetTraceHook takes, so that
+// statements record the span of their context.
 package bridge

@@ -189,5 +189,34 @@
 //
 // The /debug/pfs handler and its client need only pfscore (and hwclock for
 // one of its errors) and the standard library. The OTLP side imports
-// bridge, the OpenTelemetry SDK and its OTLP exporter, and gRPC.
+// bridge, the OpenTelemetry SDK and its OTLP metric exporter, pdata (for
+// spans) and gRPC.
+//
+// # Spans over OTLP
+//
+// The trace pipeline (started with the rest of the OTLP side) reads the
+// schema's history with a bridge.History every interval and sends the
+// spans to an OTLP/gRPC receiver with pdata's ptraceotlp client: one
+// resource (service.name and the rest of the configured resource), one
+// scope (bridge.ScopeName), the span flags saying whether the parent is
+// the application's remote span. pdata rather than the SDK's trace
+// pipeline: these spans are finished records with ids and times of their
+// own, which the SDK's tracer cannot make and its exporters take only as
+// test stubs.
+//
+// Spans wait in a bounded queue (by default 2048 spans, the batch in
+// flight included); a span that finds it full is dropped and counted in
+// global_status as Performance_schema_export_spans_lost, as is a batch
+// whose export failed for good: rejected by the receiver, a non-transient
+// gRPC error, or still failing after retries with exponential backoff
+// (from 200ms to 5s apart) for a minute. Events the history rings
+// overwrote before a read, or that waited too long for their statement,
+// count as Performance_schema_export_events_lost. One goroutine does the
+// network: each export has its own timeout, so an endpoint that is down,
+// slow or restarting delays only that goroutine, and the instrumented code
+// never waits for it. Spans queued while the endpoint is down are sent
+// when it returns, if it returns within the retries and the queue holds
+// them. A flush reads the history and waits for what was queued; shutdown
+// reads a last time, sends what is queued within its context, and drops
+// (and counts) what is left when the context ends.
 package exporter

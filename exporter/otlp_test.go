@@ -168,7 +168,7 @@ func (r *metricsReceiver) Export(ctx context.Context, req pmetricotlp.ExportRequ
 }
 
 // startReceiver listens on addr ("127.0.0.1:0" for any port).
-func startReceiver(t *testing.T, addr string) *metricsReceiver {
+func startMetricsReceiver(t *testing.T, addr string) *metricsReceiver {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -266,7 +266,7 @@ func (w *otlpWorkload) count(t *testing.T) int64 {
 // made of the environment, the options, a service.instance.id and the
 // timers.
 func TestStartOTLPSendsSummaries(t *testing.T) {
-	r := startReceiver(t, "127.0.0.1:0")
+	r := startMetricsReceiver(t, "127.0.0.1:0")
 	w := newOTLPWorkload(t)
 	w.waits(5)
 	env := map[string]string{
@@ -351,7 +351,7 @@ func TestStartOTLPCollectorLate(t *testing.T) {
 	}
 	w.waits(2) // the provider is not held up by the failed export
 
-	r := startReceiver(t, addr)
+	r := startMetricsReceiver(t, addr)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

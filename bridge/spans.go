@@ -1,0 +1,362 @@
+package bridge
+
+import (
+	"context"
+	"encoding/binary"
+	"hash/maphash"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/otelpfs/otelpfs/hwclock"
+	"github.com/otelpfs/otelpfs/pfscore"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// A Span is a span that a History built from the history tables: a
+// statement, or a stage, with its waits as events. It is the bridge's own
+// model, free of any wire format; package exporter turns it into OTLP.
+type Span struct {
+	TraceID trace.TraceID
+	SpanID  trace.SpanID
+	// Parent is the parent span's id, zero for a root span. RemoteParent
+	// says the parent is the application's own span (the TRACE_ID and
+	// SPAN_ID the statement recorded), not one the History made.
+	Parent       trace.SpanID
+	RemoteParent bool
+	Name         string
+	Kind         trace.SpanKind
+	Start, End   time.Time
+	Attributes   []attribute.KeyValue
+	Events       []SpanEvent
+	Status       codes.Code
+	// StatusMessage is the error's text (MESSAGE_TEXT) when Status is
+	// codes.Error.
+	StatusMessage string
+}
+
+// A SpanEvent is a wait inside a span.
+type SpanEvent struct {
+	Name       string // the wait's EVENT_NAME: wait/synch/mutex/app/cache
+	Time       time.Time
+	Attributes []attribute.KeyValue
+}
+
+// DefaultDBSystem is the db.system.name of SQL statements by default:
+// otelpfs sees the statements a Go service sends through database/sql, and
+// cannot tell which database receives them (see WithDBSystem).
+const DefaultDBSystem = "other_sql"
+
+// maxSpanName bounds a span's name (a DIGEST_TEXT may be 1 KiB long); the
+// whole text stays in db.query.summary.
+const maxSpanName = 255
+
+// Attribute keys of the spans and span events the History makes. Those
+// named db.* and error.type are OpenTelemetry's database semantic
+// conventions; pfs.* are the performance_schema columns.
+const (
+	keyDBSystem      = attribute.Key("db.system.name")
+	keyDBNamespace   = attribute.Key("db.namespace")
+	keyDBSummary     = attribute.Key("db.query.summary")
+	keyDBText        = attribute.Key("db.query.text")
+	keyDBOperation   = attribute.Key("db.operation.name")
+	keyDBRows        = attribute.Key("db.response.returned_rows")
+	keyErrorType     = attribute.Key("error.type")
+	keyEventName     = attribute.Key("pfs.event_name")
+	keyThreadID      = attribute.Key("pfs.thread_id")
+	keyEventID       = attribute.Key("pfs.event_id")
+	keyDigest        = attribute.Key("pfs.digest")
+	keySource        = attribute.Key("pfs.source")
+	keyRowsAffected  = attribute.Key("pfs.rows_affected")
+	keyRowsExamined  = attribute.Key("pfs.rows_examined")
+	keyWarnings      = attribute.Key("pfs.warnings")
+	keyTimed         = attribute.Key("pfs.timed")
+	keyNestingID     = attribute.Key("pfs.nesting_event_id")
+	keyOrphan        = attribute.Key("pfs.orphan")
+	keyWorkCompleted = attribute.Key("pfs.work_completed")
+	keyWorkEstimated = attribute.Key("pfs.work_estimated")
+	keyObjectName    = attribute.Key("pfs.object_name")
+	keyObjectType    = attribute.Key("pfs.object_type")
+	keyObjectInst    = attribute.Key("pfs.object_instance")
+	keyOperation     = attribute.Key("pfs.operation")
+	keyBytes         = attribute.Key("pfs.number_of_bytes")
+	keyDuration      = attribute.Key("pfs.duration")
+)
+
+// TraceContext returns the trace and span ids of the span ctx carries, and
+// false if it carries no valid one. Its signature is instrument.TraceHook's:
+// instrument.SetTraceHook(bridge.TraceContext) makes every statement begun
+// with a context record its span (TRACE_ID, SPAN_ID), and History then
+// places the statement's span inside that trace. (package bridge does not
+// import instrument, nor instrument OpenTelemetry.)
+func TraceContext(ctx context.Context) (traceID [16]byte, spanID [8]byte, ok bool) {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return traceID, spanID, false
+	}
+	return sc.TraceID(), sc.SpanID(), true
+}
+
+// idSeed makes span and trace ids: random for each process, so ids of two
+// processes do not collide, and fixed within one, so an event's ids are the
+// same whenever and by whichever History it is read.
+var idSeed = maphash.MakeSeed()
+
+// eventHash is a keyed hash of an event's identity and a tag that tells the
+// uses apart.
+func eventHash(tag byte, thread, event uint64) uint64 {
+	var b [17]byte
+	b[0] = tag
+	binary.LittleEndian.PutUint64(b[1:], thread)
+	binary.LittleEndian.PutUint64(b[9:], event)
+	return maphash.Bytes(idSeed, b[:])
+}
+
+// SpanIDOf returns the span id the History gives the event (thread,
+// event): derived from a per-process random seed, so stable for the event
+// and unique with overwhelming probability. Never zero.
+func SpanIDOf(thread, event uint64) trace.SpanID {
+	h := eventHash('s', thread, event)
+	if h == 0 {
+		h = 1
+	}
+	var id trace.SpanID
+	binary.BigEndian.PutUint64(id[:], h)
+	return id
+}
+
+// traceIDOf returns the trace id of a root span the History makes for the
+// event (thread, event) when it recorded no trace.
+func traceIDOf(thread, event uint64) trace.TraceID {
+	var id trace.TraceID
+	binary.BigEndian.PutUint64(id[:8], eventHash('t', thread, event))
+	binary.BigEndian.PutUint64(id[8:], eventHash('u', thread, event)|1) // never zero
+	return id
+}
+
+// parseHexID decodes a TRACE_ID or SPAN_ID column; false when it is not
+// len(dst)*2 hex digits or is all zero.
+func parseHexID(s string, dst []byte) bool {
+	if len(s) != 2*len(dst) {
+		return false
+	}
+	nonzero := false
+	for i := range dst {
+		hi, ok1 := unhex(s[2*i])
+		lo, ok2 := unhex(s[2*i+1])
+		if !ok1 || !ok2 {
+			return false
+		}
+		dst[i] = hi<<4 | lo
+		nonzero = nonzero || dst[i] != 0
+	}
+	return nonzero
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// recordedTrace returns the trace and span a statement recorded, if any.
+func recordedTrace(e *pfscore.StatementEvent) (trace.TraceID, trace.SpanID, bool) {
+	var tr trace.TraceID
+	var sp trace.SpanID
+	if !parseHexID(e.TraceID, tr[:]) || !parseHexID(e.SpanID, sp[:]) {
+		return trace.TraceID{}, trace.SpanID{}, false
+	}
+	return tr, sp, true
+}
+
+// wallTime converts a TIMER_* column (picoseconds) to wall-clock time.
+func wallTime(ps uint64) time.Time { return hwclock.WallTime(ps) }
+
+// times returns a span's start and end: its timer columns when timed, else
+// the fallback (the parent span's start, or the time of the read).
+func times(timed bool, start, end uint64, fallback time.Time) (time.Time, time.Time) {
+	if !timed {
+		return fallback, fallback
+	}
+	s := wallTime(start)
+	return s, s.Add(time.Duration((end - start) / 1000))
+}
+
+// clipName shortens s to at most maxSpanName bytes, at a rune boundary.
+func clipName(s string) string {
+	if len(s) <= maxSpanName {
+		return s
+	}
+	n := maxSpanName
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// isSQL reports whether a statement class is a SQL command's.
+func isSQL(eventName string) bool { return strings.HasPrefix(eventName, "statement/sql/") }
+
+// operationName returns db.operation.name for a statement/sql/<command>
+// class, "" when none is derivable (other, empty_query).
+func operationName(eventName string) string {
+	cmd, ok := strings.CutPrefix(eventName, "statement/sql/")
+	if !ok {
+		return ""
+	}
+	switch cmd {
+	case "", "other", "empty_query", "error":
+		return ""
+	case "insert_select":
+		return "INSERT"
+	case "replace_select":
+		return "REPLACE"
+	case "set_option":
+		return "SET"
+	case "change_db":
+		return "USE"
+	case "call_procedure":
+		return "CALL"
+	case "rollback_to_savepoint":
+		return "ROLLBACK TO SAVEPOINT"
+	case "release_savepoint":
+		return "RELEASE SAVEPOINT"
+	}
+	return strings.ToUpper(strings.ReplaceAll(cmd, "_", " "))
+}
+
+// spanConfig is what building a span needs from the History's options.
+type spanConfig struct {
+	sqlText  bool
+	dbSystem string
+}
+
+// statementSpan fills a statement's span but for its ids and parent.
+func (c *spanConfig) statementSpan(e *pfscore.StatementEvent, fallback time.Time) Span {
+	sp := Span{Kind: trace.SpanKindInternal}
+	sp.Name = e.DigestText
+	if sp.Name == "" {
+		sp.Name = e.EventName
+	}
+	sp.Name = clipName(sp.Name)
+	sp.Start, sp.End = times(e.Timed, e.TimerStart, e.TimerEnd, fallback)
+	a := make([]attribute.KeyValue, 0, 16)
+	if isSQL(e.EventName) {
+		sp.Kind = trace.SpanKindClient
+		a = append(a, keyDBSystem.String(c.dbSystem))
+		if e.CurrentSchema != "" {
+			a = append(a, keyDBNamespace.String(e.CurrentSchema))
+		}
+		if e.DigestText != "" {
+			a = append(a, keyDBSummary.String(e.DigestText))
+		}
+		if op := operationName(e.EventName); op != "" {
+			a = append(a, keyDBOperation.String(op))
+		}
+		a = append(a, keyDBRows.Int64(spanInt(e.RowsSent)))
+		if c.sqlText && e.SQLText != "" {
+			a = append(a, keyDBText.String(e.SQLText))
+		}
+	} else if e.CurrentSchema != "" {
+		a = append(a, keyDBNamespace.String(e.CurrentSchema))
+	}
+	a = append(a,
+		keyEventName.String(e.EventName),
+		keyThreadID.Int64(spanInt(e.ThreadID)),
+		keyEventID.Int64(spanInt(e.EventID)),
+		keyRowsAffected.Int64(spanInt(e.RowsAffected)),
+		keyRowsExamined.Int64(spanInt(e.RowsExamined)),
+	)
+	if e.Warnings != 0 {
+		a = append(a, keyWarnings.Int64(spanInt(e.Warnings)))
+	}
+	if e.Digest != "" {
+		a = append(a, keyDigest.String(e.Digest))
+	}
+	if e.Source != "" {
+		a = append(a, keySource.String(e.Source))
+	}
+	if !e.Timed {
+		a = append(a, keyTimed.Bool(false))
+	}
+	if e.Errors != 0 {
+		sp.Status, sp.StatusMessage = codes.Error, e.MessageText
+		a = append(a, keyErrorType.String("_OTHER"))
+	}
+	sp.Attributes = a
+	return sp
+}
+
+// stageSpan fills a stage's span but for its ids and parent.
+func stageSpan(e *pfscore.StageEvent, fallback time.Time) Span {
+	sp := Span{Kind: trace.SpanKindInternal, Name: clipName(e.EventName)}
+	sp.Start, sp.End = times(e.Timed, e.TimerStart, e.TimerEnd, fallback)
+	a := []attribute.KeyValue{
+		keyEventName.String(e.EventName),
+		keyThreadID.Int64(spanInt(e.ThreadID)),
+		keyEventID.Int64(spanInt(e.EventID)),
+	}
+	if e.HasProgress {
+		a = append(a, keyWorkCompleted.Int64(spanInt(e.WorkCompleted)),
+			keyWorkEstimated.Int64(spanInt(e.WorkEstimated)))
+	}
+	if e.Source != "" {
+		a = append(a, keySource.String(e.Source))
+	}
+	if !e.Timed {
+		a = append(a, keyTimed.Bool(false))
+	}
+	sp.Attributes = a
+	return sp
+}
+
+// waitEvent makes a wait's span event; fallback is its time when the wait
+// was not timed (the span's start).
+func waitEvent(e *pfscore.WaitEvent, fallback time.Time) SpanEvent {
+	ev := SpanEvent{Name: e.EventName, Time: fallback}
+	a := make([]attribute.KeyValue, 0, 8)
+	a = append(a, keyEventID.Int64(spanInt(e.EventID)))
+	if e.Timed {
+		ev.Time = wallTime(e.TimerStart)
+		a = append(a, keyDuration.Float64(float64(e.TimerWait)/1e12))
+	}
+	if op := e.Operation; op != 0 {
+		a = append(a, keyOperation.String(op.String()))
+	}
+	if e.ObjectName != "" {
+		a = append(a, keyObjectName.String(e.ObjectName))
+	}
+	if e.ObjectType != "" {
+		a = append(a, keyObjectType.String(e.ObjectType))
+	}
+	if e.ObjectInstanceBegin != 0 {
+		a = append(a, keyObjectInst.Int64(int64(e.ObjectInstanceBegin)))
+	}
+	if e.HasBytes {
+		a = append(a, keyBytes.Int64(e.NumberOfBytes))
+	}
+	if e.NestingEventType == pfscore.NestingWait {
+		a = append(a, keyNestingID.Int64(spanInt(e.NestingEventID)))
+	}
+	if e.Source != "" {
+		a = append(a, keySource.String(e.Source))
+	}
+	ev.Attributes = a
+	return ev
+}
+
+// spanInt converts a counter to an int64 attribute value, saturating.
+func spanInt(x uint64) int64 {
+	if x > 1<<63-1 {
+		return 1<<63 - 1
+	}
+	return int64(x)
+}
