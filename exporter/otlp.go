@@ -21,7 +21,9 @@ import (
 )
 
 // OTLP is a running export pipeline (StartOTLP): the schema's summaries as
-// OTLP metrics, collected and sent by a periodic reader.
+// OTLP metrics, collected and sent by a periodic reader; and its
+// _history_long tables as spans (bridge.History), read every interval and
+// sent through a bounded queue.
 //
 // Nothing in it is on the provider's path: collection reads the tables as
 // any reader does, and sending happens on the reader's goroutine, with a
@@ -30,6 +32,7 @@ import (
 // the failed one would have.
 type OTLP struct {
 	mp       *sdkmetric.MeterProvider // nil: metrics off
+	traces   *tracePipeline           // nil: spans off
 	resource *resource.Resource
 	once     sync.Once
 	err      error
@@ -49,6 +52,15 @@ type OTLP struct {
 //	OTEL_METRIC_EXPORT_INTERVAL            milliseconds between collections (60000)
 //	OTEL_METRIC_EXPORT_TIMEOUT             one collection and export, in milliseconds (30000)
 //	OTEL_METRICS_EXPORTER=none             no metrics
+//	OTEL_TRACES_EXPORTER=none              no spans
+//	OTEL_EXPORTER_OTLP_TRACES_*            as OTEL_EXPORTER_OTLP_*, for spans only
+//	OTELPFS_SPAN_INTERVAL                  milliseconds between reads of the history (5000)
+//
+// Spans come from the _history_long tables whose consumers are on:
+// StartOTLP changes no setup. Turn on events_statements_history_long (and
+// events_stages_history_long, events_waits_history_long for stages and
+// waits inside the statements) with pfscore.WithConsumer, the setup
+// tables or OTELPFS_CONSUMER.
 //
 // OTEL_EXPORTER_OTLP_PROTOCOL other than grpc is an error: otelpfs sends
 // OTLP over gRPC. A variable that does not parse is an error that names it.
@@ -95,6 +107,28 @@ func startOTLP(ctx context.Context, s *pfscore.Schema, c otlpConfig) (*OTLP, err
 			sdkmetric.WithTimeout(c.exportTimeout),
 			sdkmetric.WithProducer(p))
 		o.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader), sdkmetric.WithResource(res))
+	}
+	if c.traces.enabled {
+		tp, err := startTraces(s, traceConfig{
+			endpoint:  c.traces.endpoint,
+			insecure:  c.traces.insecure,
+			tlsConfig: c.traces.tls,
+			headers:   c.traces.headers,
+			timeout:   c.traces.timeout,
+			interval:  c.spanInterval,
+			queueSize: c.spanQueueSize,
+			sqlText:   c.sqlText,
+			resource:  res,
+		})
+		if err != nil {
+			if o.mp != nil {
+				ctx, cancel := context.WithCancel(ctx)
+				cancel() // stop without sending
+				_ = o.mp.Shutdown(ctx)
+			}
+			return nil, fmt.Errorf("exporter: OTLP spans: %w", err)
+		}
+		o.traces = tp
 	}
 	return o, nil
 }
@@ -170,22 +204,33 @@ func newInstanceID() string {
 // nil when OTEL_SDK_DISABLED turned it off.
 func (o *OTLP) Resource() *resource.Resource { return o.resource }
 
-// ForceFlush collects the summaries now and sends them, waiting until
-// they are sent or ctx is done.
+// ForceFlush collects the summaries now and sends them, and reads the
+// history and sends the spans it makes, waiting until they are sent or ctx
+// is done.
 func (o *OTLP) ForceFlush(ctx context.Context) error {
-	if o.mp == nil {
-		return nil
+	var errs []error
+	if o.mp != nil {
+		errs = append(errs, o.mp.ForceFlush(ctx))
 	}
-	return o.mp.ForceFlush(ctx)
+	if o.traces != nil {
+		errs = append(errs, o.traces.forceFlush(ctx))
+	}
+	return errors.Join(errs...)
 }
 
-// Shutdown sends a last collection and stops the pipeline, within ctx. It
-// returns the same result however often it is called.
+// Shutdown sends a last collection and the last spans and stops the
+// pipeline, within ctx: spans still queued when ctx ends are dropped and
+// counted. It returns the same result however often it is called.
 func (o *OTLP) Shutdown(ctx context.Context) error {
 	o.once.Do(func() {
+		var errs []error
 		if o.mp != nil {
-			o.err = o.mp.Shutdown(ctx)
+			errs = append(errs, o.mp.Shutdown(ctx))
 		}
+		if o.traces != nil {
+			errs = append(errs, o.traces.shutdown(ctx))
+		}
+		o.err = errors.Join(errs...)
 	})
 	return o.err
 }

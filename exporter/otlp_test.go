@@ -11,10 +11,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/attribute"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/otelpfs/otelpfs/instrument"
 	"github.com/otelpfs/otelpfs/pfscore"
 )
 
@@ -381,5 +383,59 @@ func TestStartOTLPDisabled(t *testing.T) {
 	}
 	if o.Resource() != nil || o.ForceFlush(context.Background()) != nil || o.Shutdown(context.Background()) != nil {
 		t.Error("a disabled pipeline did something")
+	}
+}
+
+// TestStartOTLPMetricsAndSpans: one endpoint serving both signals receives
+// the summaries and the history's spans, with one resource; OTEL_TRACES_
+// EXPORTER=none (or WithSpans(false)) sends metrics only.
+func TestStartOTLPMetricsAndSpans(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	mr := &metricsReceiver{addr: ln.Addr().String()}
+	tr := &receiver{addr: ln.Addr().String()}
+	pmetricotlp.RegisterGRPCServer(srv, mr)
+	ptraceotlp.RegisterGRPCServer(srv, tr)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(srv.Stop)
+
+	for _, spans := range []bool{true, false} {
+		w := newWorld(t)
+		th := instrument.NewThread("thread/app/worker", w.in)
+		w.request(th, pfscore.StatementInfo{})
+		th.End()
+		before := len(tr.spans())
+		o, err := startOTLP(context.Background(), w.s, newOTLPConfig(envOf(nil), []OTLPOption{
+			WithEndpoint("http://" + mr.addr), WithServiceName("shop"), WithSpans(spans), WithExportInterval(time.Hour)}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		if err := o.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		got := tr.spans()[before:]
+		if !spans {
+			if len(got) != 0 {
+				t.Errorf("WithSpans(false): %d spans arrived", len(got))
+			}
+			continue
+		}
+		if len(got) != 3 {
+			t.Fatalf("%d spans, want the request, its stage and its SQL statement", len(got))
+		}
+		m, _, _ := mr.last()
+		mres := m.ResourceMetrics().At(0).Resource().Attributes()
+		mid, _ := mres.Get("service.instance.id")
+		for _, g := range got {
+			id, ok := g.res.Get("service.instance.id")
+			if name, _ := g.res.Get("service.name"); !ok || id.Str() != mid.Str() || name.Str() != "shop" {
+				t.Errorf("span %s: resource %v, metrics' %v", g.span.Name(), g.res.AsRaw(), mres.AsRaw())
+			}
+		}
 	}
 }

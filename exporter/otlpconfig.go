@@ -25,7 +25,7 @@ const (
 	DefaultExportTimeout   = 30 * time.Second // OTEL_METRIC_EXPORT_TIMEOUT
 	DefaultOTLPTimeout     = 10 * time.Second // OTEL_EXPORTER_OTLP_TIMEOUT
 	DefaultSpanInterval    = 5 * time.Second  // how often the history tables are read
-	DefaultSpanQueueSize   = 4096             // spans waiting to be sent; more are dropped and counted
+	DefaultSpanQueueSize   = 2048             // spans waiting to be sent, the batch in flight included; more are dropped and counted
 	defaultSpanIntervalEnv = "OTELPFS_SPAN_INTERVAL"
 )
 
@@ -58,7 +58,7 @@ type otlpConfig struct {
 	serviceName   string        // "" leaves OTEL_SERVICE_NAME or the SDK's default
 	attrs         []attribute.KeyValue
 	producerOpts  []bridge.Option
-	spans         bool
+	sqlText       bool
 	spanInterval  time.Duration
 	spanQueueSize int
 	envResource   []attribute.KeyValue // OTEL_RESOURCE_ATTRIBUTES, then OTEL_SERVICE_NAME
@@ -70,7 +70,6 @@ func newOTLPConfig(getenv func(string) string, opts []OTLPOption) otlpConfig {
 	c := otlpConfig{
 		interval:      DefaultExportInterval,
 		exportTimeout: DefaultExportTimeout,
-		spans:         true,
 		spanInterval:  DefaultSpanInterval,
 		spanQueueSize: DefaultSpanQueueSize,
 	}
@@ -374,6 +373,48 @@ func WithResourceAttributes(attrs ...attribute.KeyValue) OTLPOption {
 // which tables, how many digests, views.
 func WithProducerOptions(opts ...bridge.Option) OTLPOption {
 	return otlpOptionFunc(func(c *otlpConfig) { c.producerOpts = append(c.producerOpts, opts...) })
+}
+
+// WithSpans (false) sends no spans, as OTEL_TRACES_EXPORTER=none. By
+// default the pipeline sends the statements, stages and waits of the
+// _history_long tables whose consumers are on.
+func WithSpans(enabled bool) OTLPOption {
+	return otlpOptionFunc(func(c *otlpConfig) { c.traces.enabled = enabled })
+}
+
+// WithSQLText (true) exports each statement's SQL_TEXT as db.query.text.
+// By default raw SQL stays in the process: spans carry DIGEST_TEXT, which
+// holds no literal.
+func WithSQLText(enabled bool) OTLPOption {
+	return otlpOptionFunc(func(c *otlpConfig) { c.sqlText = enabled })
+}
+
+// WithSpanInterval sets how often the history tables are read for spans
+// (OTELPFS_SPAN_INTERVAL in milliseconds; by default DefaultSpanInterval).
+// The history_long rings must not wrap between two reads: a row
+// overwritten before it was read is counted in global_status as
+// Performance_schema_export_events_lost.
+func WithSpanInterval(d time.Duration) OTLPOption {
+	return otlpOptionFunc(func(c *otlpConfig) {
+		if d <= 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithSpanInterval(%v): want a positive interval", d))
+			return
+		}
+		c.spanInterval = d
+	})
+}
+
+// WithSpanQueueSize sets how many spans may wait to be sent (by default
+// DefaultSpanQueueSize); more are dropped and counted in global_status as
+// Performance_schema_export_spans_lost.
+func WithSpanQueueSize(n int) OTLPOption {
+	return otlpOptionFunc(func(c *otlpConfig) {
+		if n <= 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithSpanQueueSize(%d): want a positive size", n))
+			return
+		}
+		c.spanQueueSize = n
+	})
 }
 
 // WithMetrics (false) sends no metrics, as OTEL_METRICS_EXPORTER=none.
