@@ -301,6 +301,9 @@ type querySample struct {
 	truncated bool
 	seen      uint64 // ps
 	wait      uint64 // ps; 0 if untimed
+	traced    bool   // the statement ran in an OpenTelemetry span:
+	trace     [16]byte
+	span      [8]byte
 }
 
 // find returns the slot of the record of (schema, d), making the record if
@@ -412,7 +415,13 @@ const lastSeenGrain = 1_000_000_000
 // sample replaces the digest's query sample by text if MySQL's rule says
 // so: there is none, this statement waited longer, or the sample is older
 // than the maximum age (ps; 0: no limit).
-func (d *digestStats) maybeSample(text string, timed bool, wait, end, maxAge, maxText uint64) {
+//
+// row is the statement's current row, whose TRACE_ID and SPAN_ID, if it
+// has them, the sample keeps (nil: none): the slowest recent execution of
+// a digest, with its trace, is the exemplar the bridge exports. The owner
+// of row is the goroutine ending the statement, so its cells hold this
+// statement's values.
+func (d *digestStats) maybeSample(text string, timed bool, wait, end, maxAge, maxText uint64, row *stmtSlot) {
 	cur := d.sample.Load()
 	if cur != nil && !(timed && wait > cur.wait) && !(maxAge != 0 && end > cur.seen && end-cur.seen > maxAge) {
 		return
@@ -422,6 +431,12 @@ func (d *digestStats) maybeSample(text string, timed bool, wait, end, maxAge, ma
 	for l := d.last.Load(); end > l && !d.last.CompareAndSwap(l, end); l = d.last.Load() {
 	}
 	q := &querySample{seen: end, wait: wait}
+	if c := row; c != nil && c.cells[qMisc].Load()&qfHasTrace != 0 {
+		q.traced = true
+		binary.LittleEndian.PutUint64(q.trace[0:], c.cells[qTrace0].Load())
+		binary.LittleEndian.PutUint64(q.trace[8:], c.cells[qTrace1].Load())
+		binary.LittleEndian.PutUint64(q.span[:], c.cells[qSpan].Load())
+	}
 	q.text, q.truncated = clipText(text, int(maxText)) // text is the entry's copy, or cut and copied
 	d.sample.CompareAndSwap(cur, q)                    // a concurrent replacement wins: one sample is as good as another
 }

@@ -212,6 +212,10 @@
 //     read apart; an untimed statement reads the cycle counter for them.
 //     LAST_SEEN may lag the digest's last statement by up to a millisecond
 //     (statements of a digest ending closer together share one update).
+//     otelpfs adds QUERY_SAMPLE_TRACE_ID and QUERY_SAMPLE_SPAN_ID: the
+//     OpenTelemetry span the query sample (the digest's slowest recent
+//     statement) ran in, NULL if none; the bridge exports it as the digest
+//     histogram's exemplar.
 //   - A stage ends with the statement it began in.
 //   - Transactions show ACCESS_MODE, ISOLATION_LEVEL, AUTOCOMMIT and the
 //     savepoint counts; the XA and GTID columns are left out, and otelpfs

@@ -467,7 +467,8 @@ func (st *Statement) EndAt(end uint64, r StatementResult) {
 		rec := s.digestRecord(st.entry, d, st.schema, end)
 		rec.stats.aggregate(timed, wait, end, &r)
 		if st.meta&sfEvent != 0 {
-			rec.stats.maybeSample(st.entry.text, timed, wait, end, s.sampleAgePicos, uint64(s.cfg.maxSQLText))
+			rec.stats.maybeSample(st.entry.text, timed, wait, end, s.sampleAgePicos, uint64(s.cfg.maxSQLText),
+				&st.t.stmtRows[st.meta.level()])
 		}
 	}
 	if timed {

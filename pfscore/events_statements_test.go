@@ -504,3 +504,45 @@ func TestDigestInsertConcurrentSafe(t *testing.T) {
 		t.Errorf("digest_lost %d", n)
 	}
 }
+
+// TestQuerySampleTrace: the query sample keeps the OpenTelemetry span of
+// the statement it is (QUERY_SAMPLE_TRACE_ID, QUERY_SAMPLE_SPAN_ID), NULL
+// for a statement outside any; a slower statement in another span replaces
+// both with its own.
+func TestQuerySampleTrace(t *testing.T) {
+	f := newStmtFixture(t, WithMaxDigestSampleAge(0))
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	defer th.End()
+	sample := func() (string, string) {
+		rows := f.s.EventsStatementsSummaryByDigest()
+		if len(rows) != 1 {
+			t.Fatalf("rows: %+v", rows)
+		}
+		return rows[0].QuerySampleTraceID, rows[0].QuerySampleSpanID
+	}
+	const ms = uint64(time.Millisecond * 1000) // ps
+	st := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 1", Schema: "app"})
+	st.EndAt(st.Now()+ms, StatementResult{})
+	if tr, sp := sample(); tr != "" || sp != "" {
+		t.Errorf("a sample outside any span: trace %q span %q", tr, sp)
+	}
+	trace := [16]byte{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36}
+	span := [8]byte{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7}
+	st = f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 2", Schema: "app", TraceID: trace, SpanID: span})
+	st.EndAt(st.Now()+2*ms, StatementResult{})
+	if tr, sp := sample(); tr != "4bf92f3577b34da6a3ce929d0e0e4736" || sp != "00f067aa0ba902b7" {
+		t.Errorf("sample of a slower statement in a span: trace %q span %q", tr, sp)
+	}
+	// A faster statement in another span leaves the sample as it is.
+	other := [16]byte{1}
+	st = f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 3", Schema: "app", TraceID: other, SpanID: [8]byte{1}})
+	st.EndAt(0, StatementResult{})
+	if tr, _ := sample(); tr != "4bf92f3577b34da6a3ce929d0e0e4736" {
+		t.Errorf("a faster statement replaced the sample's trace: %q", tr)
+	}
+	// The columns are in the table, NULL without a span.
+	res, err := f.s.Query("events_statements_summary_by_digest", Query{Where: []string{"QUERY_SAMPLE_SPAN_ID = '00f067aa0ba902b7'"}})
+	if err != nil || len(res.Rows) != 1 {
+		t.Errorf("query by QUERY_SAMPLE_SPAN_ID: %v, %v", res, err)
+	}
+}

@@ -233,9 +233,9 @@ func TestReview12QuerySampleAgeUnderflow(t *testing.T) {
 	d.init()
 	const sec = uint64(1e12)
 	const age = 60 * sec
-	d.maybeSample("SELECT slow", true, 5*sec, 100*sec, age, 1024)
+	d.maybeSample("SELECT slow", true, 5*sec, 100*sec, age, 1024, nil)
 	// Ended 1 ps before the sample's statement, waited 1 ps.
-	d.maybeSample("SELECT fast", true, 1, 100*sec-1, age, 1024)
+	d.maybeSample("SELECT fast", true, 1, 100*sec-1, age, 1024, nil)
 	if q := d.sample.Load(); q.text != "SELECT slow" {
 		t.Errorf("QUERY_SAMPLE_TEXT %q: a shorter statement replaced a fresh sample of a longer one (age underflow)", q.text)
 	}

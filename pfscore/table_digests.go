@@ -62,6 +62,11 @@ type DigestSummary struct {
 	QuerySampleSeen      Timestamp `pfs:"QUERY_SAMPLE_SEEN,attr,null"`
 	QuerySampleTimerWait uint64    `pfs:"QUERY_SAMPLE_TIMER_WAIT,duration"`
 	ClientTimes
+	// QUERY_SAMPLE_TRACE_ID and QUERY_SAMPLE_SPAN_ID are otelpfs's own:
+	// the OpenTelemetry span the query sample ran in (see
+	// StatementInfo.TraceID), NULL if none.
+	QuerySampleTraceID string `pfs:"QUERY_SAMPLE_TRACE_ID,id,null"`
+	QuerySampleSpanID  string `pfs:"QUERY_SAMPLE_SPAN_ID,id,null"`
 }
 
 // load copies a record's statistics. The count is loaded last, so that it
@@ -109,6 +114,9 @@ func (s *Schema) EventsStatementsSummaryByDigest() []DigestSummary {
 			row.QuerySampleText = showText(q.text, q.truncated)
 			row.QuerySampleSeen = Timestamp(q.seen)
 			row.QuerySampleTimerWait = q.wait
+			if q.traced {
+				row.QuerySampleTraceID, row.QuerySampleSpanID = hexString(q.trace[:]), hexString(q.span[:])
+			}
 		}
 		out = append(out, row)
 	}
