@@ -341,6 +341,21 @@ func (t *digestTable) find(schema string, d *digestInfo, now uint64) int {
 	return -1
 }
 
+// lookup returns the record of (schema, d), nil if the table has none.
+func (t *digestTable) lookup(schema string, d *digest.Digest) *digestRecord {
+	h := binary.LittleEndian.Uint64(d[:]) ^ maphash.String(t.seed, schema)
+	for i, probes := h&t.mask, uint64(0); probes <= t.mask; i, probes = (i+1)&t.mask, probes+1 {
+		r := t.index[i].Load()
+		if r == nil {
+			return nil // records are never removed: the probe ends at a hole
+		}
+		if r.digest == *d && r.schema == schema {
+			return r
+		}
+	}
+	return nil
+}
+
 // records appends the table's records, the NULL row first if it counted
 // anything.
 func (t *digestTable) records(out []*digestRecord) []*digestRecord {

@@ -2,6 +2,8 @@ package pfscore
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -117,5 +119,57 @@ func TestHistogramTables(t *testing.T) {
 	f.run(nil, f.sel, "SELECT 1", StatementResult{})
 	if g := f.s.EventsStatementsHistogramGlobal(); g[449].CountBucketAndLower != 1 {
 		t.Errorf("histogram_global after a statement: %+v", g[449])
+	}
+}
+
+// TestDigestHistogram: DigestHistogram and StatementHistogramGlobal give
+// the counts the histogram tables show, TRUNCATE included; an unknown or
+// malformed digest is not found.
+func TestDigestHistogram(t *testing.T) {
+	f := newStmtFixture(t)
+	for _, q := range []string{"SELECT 1", "SELECT 2", "SELECT a FROM t"} {
+		f.run(nil, f.sel, q, StatementResult{})
+	}
+	check := func(when string) {
+		t.Helper()
+		rows := f.s.EventsStatementsHistogramByDigest()
+		byKey := map[ByDigest][]uint64{}
+		for _, r := range rows {
+			byKey[r.ByDigest] = append(byKey[r.ByDigest], r.CountBucket)
+		}
+		if len(byKey) != 2 {
+			t.Fatalf("%s: %d digests", when, len(byKey))
+		}
+		for k, want := range byKey {
+			got, ok := f.s.DigestHistogram(k.SchemaName, k.Digest)
+			if !ok || !slices.Equal(got, want) {
+				t.Errorf("%s: DigestHistogram(%q, %s) = %v, %v; the table has %v", when, k.SchemaName, k.Digest, got, ok, want)
+			}
+		}
+		var want []uint64
+		for _, r := range f.s.EventsStatementsHistogramGlobal() {
+			want = append(want, r.CountBucket)
+		}
+		if got := f.s.StatementHistogramGlobal(); !slices.Equal(got, want) {
+			t.Errorf("%s: StatementHistogramGlobal %v, the table %v", when, got, want)
+		}
+	}
+	check("before TRUNCATE")
+	f.run(nil, f.sel, "SELECT 3", StatementResult{})
+	if err := f.s.Truncate("events_statements_histogram_by_digest"); err != nil {
+		t.Fatal(err)
+	}
+	f.run(nil, f.sel, "SELECT 4", StatementResult{})
+	check("after TRUNCATE")
+	d := f.s.EventsStatementsSummaryByDigest()[0]
+	for _, c := range []struct{ schema, digest string }{
+		{d.SchemaName + "x", d.Digest}, {d.SchemaName, strings.Repeat("0", 64)}, {d.SchemaName, d.Digest[:10]}, {d.SchemaName, strings.Repeat("z", 64)},
+	} {
+		if got, ok := f.s.DigestHistogram(c.schema, c.digest); ok {
+			t.Errorf("DigestHistogram(%q, %q) found %v", c.schema, c.digest, got)
+		}
+	}
+	if b := StatementHistogramBounds(); len(b) != histBuckets+1 || b[1] != histBaseTimer || b[histBuckets] != math.MaxUint64 {
+		t.Errorf("bounds: %d, %v ... %v", len(b), b[:2], b[len(b)-1])
 	}
 }

@@ -1,9 +1,12 @@
 package pfscore
 
 import (
+	"encoding/hex"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/otelpfs/otelpfs/digest"
 	"github.com/otelpfs/otelpfs/hwclock"
 )
 
@@ -149,6 +152,44 @@ func (s *Schema) EventsStatementsHistogramByDigest() []DigestHistogramBucket {
 		}
 	}
 	return out
+}
+
+// StatementHistogramBounds returns the bounds of the statement histograms'
+// buckets, in picoseconds: bucket i (BUCKET_NUMBER i) counts the waits w
+// with bounds[i] <= w < bounds[i+1]; the last bound is the largest uint64.
+func StatementHistogramBounds() []uint64 { return slices.Clone(histBounds[:]) }
+
+// DigestHistogram returns the bucket counts (COUNT_BUCKET, by
+// BUCKET_NUMBER) of one digest of events_statements_histogram_by_digest,
+// as the table shows them, without making its 450 rows: schema and digest
+// are the row's SCHEMA_NAME and DIGEST (in hex). ok is false if the table
+// has no such digest (or digest is not 64 hex digits).
+func (s *Schema) DigestHistogram(schema, digestHex string) (counts []uint64, ok bool) {
+	var d digest.Digest
+	if len(digestHex) != 2*len(d) {
+		return nil, false
+	}
+	if _, err := hex.Decode(d[:], []byte(digestHex)); err != nil {
+		return nil, false
+	}
+	s.readMu.RLock()
+	defer s.readMu.RUnlock()
+	r := s.digests.Load().lookup(schema, &d)
+	if r == nil {
+		return nil, false
+	}
+	_, h := r.stats.load()
+	h = h.sub(s.histDigestBase[r])
+	return h[:], true
+}
+
+// StatementHistogramGlobal returns the bucket counts of
+// events_statements_histogram_global, as the table shows them.
+func (s *Schema) StatementHistogramGlobal() []uint64 {
+	s.readMu.RLock()
+	defer s.readMu.RUnlock()
+	h := histCounts(s.stmtHist.load()).sub(s.histGlobalBase)
+	return h[:]
 }
 
 // EventsStatementsHistogramGlobal returns events_statements_histogram_global:
