@@ -40,16 +40,22 @@ func (a setupAction) flags() (enabled, timed bool) {
 	return a >= setupCounted, a == setupTimed
 }
 
-// A resolution is what a list of views says about one instrument, with
-// the SDK's rule for several matching views: each makes a stream of its
-// own, so the instrument is dropped only if every matching view drops it,
-// and it is timed if any asks for a histogram.
+// A resolution is what a list of views says about one instrument. A pfs
+// class has one setup_instruments row and one series per table, where the
+// SDK would make a stream per matching view, so the views' streams combine
+// aspect by aspect, whatever their order:
+//
+//   - aggregation: of the matching views that set one (the default
+//     aggregation, or none, sets none), the class is dropped if all of them
+//     drop, else timed if one asks for a histogram, else counted. As in the
+//     SDK, a drop drops only what no other view keeps.
+//   - attribute filter: of the matching views that keep the instrument and
+//     set a filter, a key is kept if any of them keeps it; with none, every
+//     key is kept.
 type resolution struct {
-	matched bool
-	drop    bool        // some view matched, and every matching view drops
-	action  setupAction // the greatest of the matching streams' actions
-	// keep is the union of the non-dropping streams' attribute filters: a
-	// key is kept if some stream keeps it. nil keeps every key.
+	drop   bool        // the views that set an aggregation all drop
+	action setupAction // what they make of setup_instruments
+	// keep is the union of the filters, or nil: every key.
 	keep attribute.Filter
 	// hist is the first histogram aggregation of the matching streams
 	// (explicit buckets or base-2 exponential), or nil: the buckets the
@@ -62,8 +68,8 @@ func resolve(views []sdkmetric.View, inst sdkmetric.Instrument) resolution {
 	var (
 		r       resolution
 		filters []attribute.Filter
-		kept    bool // some matching stream does not drop
-		all     bool // some non-dropping stream keeps every key
+		drops   int // matching views that drop
+		keeps   int // matching views that set an aggregation and keep
 	)
 	for _, v := range views {
 		if v == nil {
@@ -73,34 +79,32 @@ func resolve(views []sdkmetric.View, inst sdkmetric.Instrument) resolution {
 		if !ok {
 			continue
 		}
-		r.matched = true
 		a, hist, drop := classify(st.Aggregation)
 		if drop {
+			drops++
 			continue
 		}
-		kept = true
-		if a > r.action {
-			r.action = a
+		if a != setupLeave {
+			keeps++
 		}
+		r.action = max(r.action, a)
 		if hist != nil && r.hist == nil {
 			r.hist = hist
 		}
-		if st.AttributeFilter == nil {
-			all = true
-		} else {
+		if st.AttributeFilter != nil {
 			filters = append(filters, st.AttributeFilter)
 		}
 	}
-	if r.matched && !kept {
-		r.drop, r.action = true, setupOff // every matching stream drops
+	if drops > 0 && keeps == 0 {
+		return resolution{drop: true, action: setupOff}
 	}
-	if !all && len(filters) > 0 {
-		if len(filters) == 1 {
-			r.keep = filters[0]
-		} else {
-			r.keep = func(kv attribute.KeyValue) bool {
-				return slices.ContainsFunc(filters, func(f attribute.Filter) bool { return f(kv) })
-			}
+	switch len(filters) {
+	case 0:
+	case 1:
+		r.keep = filters[0]
+	default:
+		r.keep = func(kv attribute.KeyValue) bool {
+			return slices.ContainsFunc(filters, func(f attribute.Filter) bool { return f(kv) })
 		}
 	}
 	return r

@@ -134,7 +134,11 @@ func TestResolve(t *testing.T) {
 		{"no view", nil, false, setupLeave, nil, false},
 		{"other view", []sdkmetric.View{dropView("wait/io/*")}, false, setupLeave, nil, false},
 		{"drop", []sdkmetric.View{dropView("wait/synch/*")}, true, setupOff, nil, false},
-		{"drop and default", []sdkmetric.View{dropView("wait/synch/*"), view("*", sdkmetric.Stream{AttributeFilter: allowUser})},
+		{"drop and a filter", []sdkmetric.View{dropView("wait/synch/*"), view("*", sdkmetric.Stream{AttributeFilter: allowUser})},
+			true, setupOff, nil, false},
+		{"drop and default", []sdkmetric.View{dropView("wait/synch/*"), view("*", sdkmetric.Stream{Aggregation: sdkmetric.AggregationDefault{}})},
+			true, setupOff, nil, false},
+		{"default and a filter", []sdkmetric.View{view("*", sdkmetric.Stream{Aggregation: sdkmetric.AggregationDefault{}, AttributeFilter: allowUser})},
 			false, setupLeave, []attribute.Key{"pfs.user"}, false},
 		{"drop and histogram", []sdkmetric.View{dropView("wait/synch/*"), view("wait/*", sdkmetric.Stream{Aggregation: hist})},
 			false, setupTimed, nil, true},
@@ -147,12 +151,12 @@ func TestResolve(t *testing.T) {
 		{"filters add up", []sdkmetric.View{
 			view("wait/*", sdkmetric.Stream{AttributeFilter: allowUser}),
 			view("*", sdkmetric.Stream{AttributeFilter: allowHost, Aggregation: sdkmetric.AggregationDrop{}}), // drops: its filter does not count
-			view("wait/synch/*", sdkmetric.Stream{AttributeFilter: allowHost}),
-		}, false, setupLeave, []attribute.Key{"pfs.host", "pfs.user"}, false},
+			view("wait/synch/*", sdkmetric.Stream{AttributeFilter: allowHost, Aggregation: sdkmetric.AggregationSum{}}),
+		}, false, setupCounted, []attribute.Key{"pfs.host", "pfs.user"}, false},
 		{"a filter and none", []sdkmetric.View{
 			view("wait/*", sdkmetric.Stream{AttributeFilter: allowUser}),
 			view("wait/synch/*", sdkmetric.Stream{Aggregation: sdkmetric.AggregationSum{}}),
-		}, false, setupCounted, nil, false},
+		}, false, setupCounted, []attribute.Key{"pfs.user"}, false},
 	} {
 		r := resolve(c.views, ClassInstrument("wait/synch/mutex/app/a"))
 		if r.drop != c.drop || r.action != c.action || (r.hist != nil) != c.hist {
