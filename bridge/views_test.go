@@ -514,3 +514,84 @@ func floatPoint(t *testing.T, m metricdata.Metrics, user string) float64 {
 	t.Fatalf("%s: no series of %s", m.Name, user)
 	return 0
 }
+
+// TestProducerViewsConcurrentSafe collects through a producer with views
+// while classes register, waits run and the views are applied again.
+// Invariants: no collection exports a series of a class the views drop
+// (the export-time part holds whatever the setup says), and once every
+// goroutine is done, every mutex class, registered before or during, is
+// ENABLED=NO, TIMED=NO.
+func TestProducerViewsConcurrentSafe(t *testing.T) {
+	n := 60 // classes registered (each collection reads them all: keep it small under -race)
+	if testing.Short() {
+		n = 20
+	}
+	s := newSchema(t)
+	views := []sdkmetric.View{dropView("wait/synch/mutex/*"),
+		view("wait/synch/rwlock/*", sdkmetric.Stream{AttributeFilter: attribute.NewAllowKeysFilter("pfs.user")})}
+	p, err := NewProducer(s, WithViews(views...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	thr := s.MustRegister("thread/app/worker")
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	wg.Add(4)
+	go func() { // registers and waits
+		defer wg.Done()
+		<-start
+		th := s.NewThread(thr, pfscore.ThreadOptions{User: "u", Host: "h"})
+		defer th.End()
+		for i := range n {
+			m := s.NewSyncInstance(s.MustRegister(fmt.Sprintf("wait/synch/mutex/c/m%d", i)), "m.go:1")
+			l := s.NewSyncInstance(s.MustRegister(fmt.Sprintf("wait/synch/rwlock/c/l%d", i)), "l.go:1")
+			lockWait(m, th, 1)
+			lockWait(l, th, 1)
+		}
+	}()
+	go func() { // applies the views again and again
+		defer wg.Done()
+		<-start
+		for range n {
+			if err := ApplyViews(s, views...); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	for range 2 { // collect
+		go func() {
+			defer wg.Done()
+			<-start
+			for range n / 4 {
+				sms, err := p.Produce(context.Background())
+				if err != nil {
+					errs <- err
+					return
+				}
+				for _, sm := range sms {
+					for _, m := range sm.Metrics {
+						for _, set := range attrSets(m) {
+							if v, _ := set.Value(eventNameKey); strings.HasPrefix(v.AsString(), "wait/synch/mutex/") {
+								errs <- fmt.Errorf("%s: a dropped series %v", m.Name, set.ToSlice())
+								return
+							}
+						}
+					}
+				}
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for name, st := range setupState(t, s) {
+		if strings.HasPrefix(name, "wait/synch/mutex/") && st != "NO/NO" {
+			t.Errorf("%s: %s, want NO/NO", name, st)
+		}
+	}
+}
