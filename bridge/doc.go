@@ -211,12 +211,14 @@
 // keeps applying: a class a view drops and an operator enables counts, but
 // is not exported.
 //
-// ParseViewConfig reads the views of a declarative configuration file,
-// meter_provider.views, with go.opentelemetry.io/contrib/otelconf's types.
-// An example (testdata/views.yaml):
+// Package bridge/viewconf reads the views of a declarative configuration
+// file, meter_provider.views, with go.opentelemetry.io/contrib/otelconf's
+// types (viewconf.Parse; a package of its own, so that a program that
+// imports bridge does not import otelconf and the exporters it links). An
+// example (testdata/views.yaml):
 //
 //	# otelpfs views in an OpenTelemetry declarative configuration file: the
-//	# bridge reads meter_provider.views (bridge.ParseViewConfig); an instrument
+//	# bridge reads meter_provider.views (bridge/viewconf.Parse); an instrument
 //	# name is a pfs instrument class name.
 //	file_format: "1.0-rc.2"
 //	meter_provider:
@@ -259,7 +261,7 @@
 //	        attribute_keys:
 //	          excluded: ["db.namespace"]
 //
-// ParseViewConfig translates the file's views itself: attribute-key
+// viewconf.Parse translates the file's views itself: attribute-key
 // wildcards ('*', '?') work, record_min_max defaults to true, an omitted
 // histogram parameter takes the configuration schema's default, and a
 // misspelled field is an error with its line. `pfs views` (FormatViewConfig)

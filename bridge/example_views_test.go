@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/otelpfs/otelpfs/bridge"
+	"github.com/otelpfs/otelpfs/bridge/viewconf"
 	"github.com/otelpfs/otelpfs/pfscore"
 	"go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -91,8 +92,8 @@ func ExampleApplyViews() {
 // Views from a declarative configuration file drive the producer: the
 // setup at record time, and the series at export time. Here file waits
 // are counted (not timed) and exported by user, not by thread.
-func ExampleParseViewConfig() {
-	views, err := bridge.ParseViewConfig([]byte(`
+func ExampleWithViews() {
+	views, err := viewconf.Parse([]byte(`
 meter_provider:
   views:
     - selector:

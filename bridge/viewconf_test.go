@@ -1,24 +1,24 @@
 package bridge
 
 import (
-	"errors"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/otelpfs/otelpfs/bridge/viewconf"
 	"github.com/otelpfs/otelpfs/pfscore"
 	"go.opentelemetry.io/contrib/otelconf"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 )
 
-func TestParseViewConfigExample(t *testing.T) {
+func TestViewConfigExample(t *testing.T) {
 	data, err := os.ReadFile("testdata/views.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	views, err := ParseViewConfig(data)
+	views, err := viewconf.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestParseViewConfigExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("otelconf.ParseYAML: %v", err)
 	}
-	viaOtelconf, err := ViewsOfConfig(cfg.MeterProvider.Views)
+	viaOtelconf, err := viewconf.FromConfig(cfg.MeterProvider.Views)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,100 +78,6 @@ func TestParseViewConfigExample(t *testing.T) {
 	}
 }
 
-// TestViewConfigGaps checks what otelconf's own translation gets wrong.
-func TestViewConfigGaps(t *testing.T) {
-	views, err := ParseViewConfig([]byte(`
-meter_provider:
-  views:
-    - selector: {instrument_name: "wait/*"}
-      stream:
-        aggregation: {base2_exponential_bucket_histogram: {}}
-        attribute_keys: {included: ["pfs.*"], excluded: ["pfs.ho?t"]}
-    - selector: {instrument_name: "statement/*"}
-      stream:
-        aggregation: {explicit_bucket_histogram: {record_min_max: false}}
-    - selector: {instrument_type: gauge}
-      stream: {aggregation: {drop: }}
-    - selector: {instrument_name: "memory/*"}
-      stream: {attribute_keys: {included: []}}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := resolve(views, ClassInstrument("wait/io/file/app/log"))
-	if h := w.hist; h != (sdkmetric.AggregationBase2ExponentialHistogram{MaxSize: 160, MaxScale: 20}) {
-		t.Errorf("base2 defaults: %#v (want max_size 160, max_scale 20, min and max recorded)", h)
-	}
-	for k, want := range map[attribute.Key]bool{"pfs.user": true, "pfs.host": false, "pfs.hoxt": false, "thread.id": false} {
-		if got := w.keep(k.String("v")); got != want {
-			t.Errorf("attribute key wildcards: %s kept %v, want %v", k, got, want)
-		}
-	}
-	st := resolve(views, ClassInstrument("statement/sql/select"))
-	if h, ok := st.hist.(sdkmetric.AggregationExplicitBucketHistogram); !ok || !h.NoMinMax || !slices.Equal(h.Boundaries, defaultBoundaries) {
-		t.Errorf("explicit defaults: %#v", st.hist)
-	}
-	g := resolve(views, sdkmetric.Instrument{Name: "pfs.memory.used.bytes", Kind: sdkmetric.InstrumentKindGauge})
-	if !g.drop {
-		t.Error("instrument_type gauge with a bare drop: not dropped")
-	}
-	if resolve(views, ClassInstrument("wait/io/file/app/log")).drop {
-		t.Error("the gauge selector matched a class")
-	}
-	m := resolve(views, ClassInstrument("memory/app/buf"))
-	if m.keep == nil || m.keep(attribute.String("pfs.user", "u")) {
-		t.Error("included: [] keeps a key")
-	}
-}
-
-func TestParseViewConfigErrors(t *testing.T) {
-	for _, c := range []struct {
-		yaml string
-		want string // in the error
-	}{
-		{"", "empty"},
-		{"meter_provider: [", "line 1"},
-		{"- a\n- b\n", "line 1: the document: want a mapping"},
-		{"file_format: x\n", "no meter_provider"},
-		{"meter_provider:\n  views: 3\n", "line 2: meter_provider.views: want a list"},
-		{"meter_provider:\n  views:\n    - selector: {instrument_nmae: \"wait/*\"}\n      stream: {}\n",
-			"line 3: meter_provider.views[0].selector.instrument_nmae: unknown field (want one of instrument_name, instrument_type, meter_name"},
-		{"meter_provider:\n  views:\n    - stream: {}\n", "line 3: meter_provider.views[0]: no selector"},
-		{"meter_provider:\n  views:\n    - selector: {instrument_name: a}\n", "meter_provider.views[0]: no stream"},
-		{"meter_provider:\n  views:\n    - selector: {}\n      stream: {}\n", "line 3: meter_provider.views[0].selector: selects nothing"},
-		{"meter_provider:\n  views:\n    - selector: {instrument_name: \"\"}\n      stream: {}\n", "instrument_name: empty"},
-		{"meter_provider:\n  views:\n    - selector: {instrument_type: timer}\n      stream: {}\n", "line 3: meter_provider.views[0]:"},
-		{"meter_provider:\n  views:\n    - selector: {instrument_name: a}\n      stream:\n        aggregation: {drop: {}, sum: {}}\n",
-			"line 5: meter_provider.views[0].stream.aggregation: names drop and sum: want one aggregation"},
-		{"meter_provider:\n  views:\n    - selector: {instrument_name: a}\n      stream:\n        aggregation: {}\n", "names no aggregation"},
-		{"meter_provider:\n  views:\n    - selector: {instrument_name: a}\n      stream:\n        aggregation: {drop: {x: 1}}\n", "aggregation.drop.x: unknown field"},
-		{"meter_provider:\n  views:\n    - selector: {instrument_name: a}\n      stream:\n        aggregation: drop\n", "line 5: meter_provider.views[0].stream.aggregation: want a mapping"},
-		{"meter_provider:\n  views:\n    - selector: {instrument_name: a}\n      stream:\n        aggregation:\n          explicit_bucket_histogram:\n            boundaries: [1, 5, 2]\n",
-			"line 7: meter_provider.views[0].stream.aggregation.explicit_bucket_histogram.boundaries: not increasing: 2 after 5"},
-		{"meter_provider:\n  views:\n    - selector: {instrument_name: a}\n      stream:\n        aggregation:\n          explicit_bucket_histogram:\n            boundaries: [1, x]\n",
-			"line 3: meter_provider.views[0]: line 7: cannot unmarshal"},
-		{"meter_provider:\n  views:\n    - selector: {instrument_name: a}\n      stream:\n        aggregation: {base2_exponential_bucket_histogram: {max_scale: 21}}\n",
-			"line 5: meter_provider.views[0].stream.aggregation.base2_exponential_bucket_histogram.max_scale: 21: want -10 to 20"},
-		{"meter_provider:\n  views:\n    - selector: {instrument_name: a}\n      stream:\n        aggregation: {base2_exponential_bucket_histogram: {max_size: 0}}\n", "max_size: 0: want 2 or more"},
-		{"meter_provider:\n  views:\n    - selector: {instrument_name: a}\n      stream:\n        attribute_keys: {included: [a], excluded: [a]}\n",
-			"line 5: meter_provider.views[0].stream.attribute_keys: \"a\" is both included and excluded"},
-	} {
-		_, err := ParseViewConfig([]byte(c.yaml))
-		if err == nil {
-			t.Errorf("%q: no error, want %q", c.yaml, c.want)
-			continue
-		}
-		if !errors.Is(err, ErrViewConfig) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q:\n got %v\nwant %q", c.yaml, err, c.want)
-		}
-	}
-	for _, ok := range []string{"meter_provider:\n", "meter_provider: {readers: []}\n", "meter_provider:\n  views: []\n"} {
-		if vs, err := ParseViewConfig([]byte(ok)); err != nil || len(vs) != 0 {
-			t.Errorf("%q: %d views, %v", ok, len(vs), err)
-		}
-	}
-}
-
 func TestFormatViewConfigRoundTrip(t *testing.T) {
 	src := newSchema(t)
 	set := func(pattern string, enabled, timed bool) {
@@ -189,7 +95,7 @@ func TestFormatViewConfigRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `# setup_instruments as OpenTelemetry views (bridge.ParseViewConfig reads them).
+	const want = `# setup_instruments as OpenTelemetry views (viewconf.Parse reads them).
 # drop: ENABLED=NO; sum: ENABLED=YES, TIMED=NO (counted);
 # base2_exponential_bucket_histogram: ENABLED=YES, TIMED=YES.
 meter_provider:
@@ -274,7 +180,7 @@ meter_provider:
 		if err != nil {
 			t.Fatal(err)
 		}
-		views, err := ParseViewConfig(out)
+		views, err := viewconf.Parse(out)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
@@ -309,7 +215,7 @@ meter_provider:
 		}
 		roundTrip(s)
 	}
-	empty, err := ParseViewConfig([]byte("meter_provider:\n  views: []\n"))
+	empty, err := viewconf.Parse([]byte("meter_provider:\n  views: []\n"))
 	if err != nil || len(empty) != 0 {
 		t.Errorf("empty views: %v %v", empty, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -592,6 +593,24 @@ func TestProducerViewsConcurrentSafe(t *testing.T) {
 	for name, st := range setupState(t, s) {
 		if strings.HasPrefix(name, "wait/synch/mutex/") && st != "NO/NO" {
 			t.Errorf("%s: %s, want NO/NO", name, st)
+		}
+	}
+}
+
+// TestBridgeLinksNoExporter keeps otelconf, and the exporters and gRPC it
+// brings, out of bridge's dependencies: only bridge/viewconf has them.
+func TestBridgeLinksNoExporter(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go command not found")
+	}
+	out, err := exec.Command("go", "list", "-deps", "-test=false", "github.com/otelpfs/otelpfs/bridge").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if strings.HasPrefix(p, "go.opentelemetry.io/contrib/otelconf") || strings.HasPrefix(p, "google.golang.org/grpc") ||
+			strings.HasPrefix(p, "go.opentelemetry.io/otel/exporters/") || strings.HasPrefix(p, "go.yaml.in/") {
+			t.Errorf("bridge depends on %s", p)
 		}
 	}
 }

@@ -24,7 +24,7 @@ func runViews(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "usage: pfs views [--addr host:port | --local]")
 		fmt.Fprintln(stderr, "\nPrints the setup_instruments of the service at --addr as the equivalent")
 		fmt.Fprintln(stderr, "meter_provider.views of an OpenTelemetry declarative configuration file, which")
-		fmt.Fprintln(stderr, "bridge.ParseViewConfig reads back: a disabled class is the drop aggregation, an")
+		fmt.Fprintln(stderr, "viewconf.Parse (package bridge/viewconf) reads back: a disabled class is drop, an")
 		fmt.Fprintln(stderr, "enabled class that is not timed is sum, an enabled and timed class is")
 		fmt.Fprintln(stderr, "base2_exponential_bucket_histogram.")
 		fmt.Fprintln(stderr, "\nThe output is compact: classes in the same state share views, under the")

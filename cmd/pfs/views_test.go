@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/otelpfs/otelpfs/bridge"
+	"github.com/otelpfs/otelpfs/bridge/viewconf"
 	"github.com/otelpfs/otelpfs/pfscore"
 )
 
@@ -41,7 +42,7 @@ func TestViewsRoundTrip(t *testing.T) {
 		}
 	}
 	// print -> parse -> apply to a fresh schema -> the same setup_instruments.
-	views, err := bridge.ParseViewConfig([]byte(out))
+	views, err := viewconf.Parse([]byte(out))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
