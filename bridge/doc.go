@@ -158,6 +158,8 @@
 //	sum, last_value                              ENABLED=YES, TIMED=NO (counted)
 //	default, or none                             as it is
 //
+// (So a producer WithViews also changes the setup: through
+// pfscore.Tables' Update, or SetInstrumentPolicy on a *pfscore.Schema.)
 // On a *pfscore.Schema, classes that register later follow the views too
 // (pfscore.Schema.SetInstrumentPolicy), and applying views replaces those
 // applied before; InstrumentPolicy is the start-up form, for

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os/exec"
 	"regexp"
@@ -611,6 +612,70 @@ func TestBridgeLinksNoExporter(t *testing.T) {
 		if strings.HasPrefix(p, "go.opentelemetry.io/contrib/otelconf") || strings.HasPrefix(p, "google.golang.org/grpc") ||
 			strings.HasPrefix(p, "go.opentelemetry.io/otel/exporters/") || strings.HasPrefix(p, "go.yaml.in/") {
 			t.Errorf("bridge depends on %s", p)
+		}
+	}
+}
+
+// TestViewsMergeDigests drops db.namespace from the digests by their
+// metric names: one digest in two schemas becomes one series, whose sums
+// add, and which has no quantile.
+func TestViewsMergeDigests(t *testing.T) {
+	s := newSchema(t)
+	p, err := NewProducer(s, WithViews(view("pfs.events_statements.by_digest.*",
+		sdkmetric.Stream{AttributeFilter: attribute.NewDenyKeysFilter("db.namespace")})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := s.NewThread(s.MustRegister("thread/app/worker"), pfscore.ThreadOptions{User: "u", Host: "h"})
+	defer th.End()
+	for i, schema := range []string{"shop", "shop", "blog"} {
+		st := s.StartSQL(th, pfscore.StatementInfo{Text: fmt.Sprintf("SELECT * FROM t WHERE id = %d", i), Schema: schema})
+		st.EndAt(st.Now()+uint64(i+1)*1e9, pfscore.StatementResult{RowsSent: 1})
+	}
+	ms := collect(t, p)
+	count := ms["pfs.events_statements.by_digest.count"].Data.(metricdata.Sum[int64])
+	if len(count.DataPoints) != 1 || count.DataPoints[0].Value != 3 {
+		t.Fatalf("by_digest.count: %+v, want one series of 3", count.DataPoints)
+	}
+	if _, ok := count.DataPoints[0].Attributes.Value("db.namespace"); ok {
+		t.Error("db.namespace kept")
+	}
+	// The table's rows, in picoseconds: the merged series' values.
+	res, err := s.Query("events_statements_summary_by_digest", pfscore.Query{Where: []string{"COUNT_STAR > 0"}})
+	if err != nil || len(res.Rows) != 2 {
+		t.Fatalf("digest rows: %v, %v", res, err)
+	}
+	col := func(name string) int {
+		return slices.IndexFunc(res.Columns, func(c pfscore.Column) bool { return c.Name == name })
+	}
+	var sum, n, lo, hi uint64
+	for _, r := range res.Rows {
+		sum += r[col("SUM_TIMER_WAIT")].(uint64)
+		n += r[col("COUNT_STAR")].(uint64)
+		if v := r[col("MIN_TIMER_WAIT")].(uint64); lo == 0 || v < lo {
+			lo = v
+		}
+		hi = max(hi, r[col("MAX_TIMER_WAIT")].(uint64))
+	}
+	want := metricdata.Metrics{
+		Name: "pfs.events_statements.by_digest.time", Unit: "s",
+		Description: "SUM_TIMER_WAIT of performance_schema.events_statements_summary_by_digest",
+		Data: metricdata.Sum[float64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: true,
+			DataPoints: []metricdata.DataPoint[float64]{{Attributes: count.DataPoints[0].Attributes, Value: Seconds(sum)}}},
+	}
+	metricdatatest.AssertEqual(t, want, ms[want.Name], metricdatatest.IgnoreTimestamp(),
+		metricdatatest.IgnoreValue()) // float addition order: compared below, within a picosecond
+	got := ms[want.Name].Data.(metricdata.Sum[float64]).DataPoints[0].Value
+	if math.Abs(got-Seconds(sum)) > 1e-12 || sum < 6e9 {
+		t.Errorf("by_digest.time %g, the table's rows add up to %g", got, Seconds(sum))
+	}
+	if m, ok := ms["pfs.events_statements.by_digest.time.p95"]; ok {
+		t.Errorf("a quantile of merged digests: %+v", m.Data)
+	}
+	for name, v := range map[string]float64{"time.min": Seconds(lo), "time.max": Seconds(hi), "time.avg": Seconds(sum) / float64(n)} {
+		g := ms["pfs.events_statements.by_digest."+name].Data.(metricdata.Gauge[float64])
+		if len(g.DataPoints) != 1 || math.Abs(g.DataPoints[0].Value-v) > 1e-12 {
+			t.Errorf("%s: %+v, want %g", name, g.DataPoints, v)
 		}
 	}
 }
