@@ -406,6 +406,9 @@ type viewState struct {
 	measures map[string]*measure   // the plans' measures, by metric name
 	avgs     map[string][2]string  // an AVG_ metric's SUM_ and COUNT_ metrics
 	vals     map[string]map[attribute.Distinct]float64
+	cache    map[attrsKey]*attrsEntry // see attrs
+	gen      uint64                   // the collection in progress
+	used     int                      // cache entries this collection used
 }
 
 // init applies the views to t's setup tables and learns the plans'
@@ -520,9 +523,43 @@ var (
 	overflowKey  = attribute.Key("otel.metric.overflow")
 )
 
-// attrs returns the attributes a series keeps under the views (keep of
+// An attrsKey is a series' attributes under one metric's attribute
+// filter: metric is "" for every metric without one.
+type attrsKey struct {
+	metric string
+	set    attribute.Distinct
+}
+
+// attrsEntry is what attrsOf said of an attrsKey, and the collection that
+// last asked.
+type attrsEntry struct {
+	set attribute.Set
+	ok  bool
+	gen uint64
+}
+
+// attrs is attrsOf, remembered across collections: a series keeps its
+// attribute set from one collection to the next, and filtering it again
+// would make a new set each time. mkey is the metric's name if keep is
+// not nil, else "".
+func (vs *viewState) attrs(set attribute.Set, keep attribute.Filter, mkey string) (attribute.Set, bool) {
+	k := attrsKey{mkey, set.Equivalent()}
+	if e, hit := vs.cache[k]; hit {
+		if e.gen != vs.gen {
+			e.gen = vs.gen
+			vs.used++
+		}
+		return e.set, e.ok
+	}
+	out, ok := vs.attrsOf(set, keep)
+	vs.cache[k] = &attrsEntry{set: out, ok: ok, gen: vs.gen}
+	vs.used++
+	return out, ok
+}
+
+// attrsOf returns the attributes a series keeps under the views (keep of
 // its metric, and its class's), and false if the views drop it.
-func (vs *viewState) attrs(set attribute.Set, keep attribute.Filter) (attribute.Set, bool) {
+func (vs *viewState) attrsOf(set attribute.Set, keep attribute.Filter) (attribute.Set, bool) {
 	v, has := set.Value(eventNameKey)
 	var ckeep attribute.Filter
 	if has {
@@ -570,6 +607,20 @@ func (vs *viewState) export(out []metricdata.Metrics) []metricdata.Metrics {
 	if vs.vals == nil {
 		vs.vals = map[string]map[attribute.Distinct]float64{}
 	}
+	if vs.cache == nil {
+		vs.cache = map[attrsKey]*attrsEntry{}
+	}
+	vs.gen++
+	vs.used = 0
+	defer func() { // forget the series this collection did not see
+		if vs.used < len(vs.cache) {
+			for k, e := range vs.cache {
+				if e.gen != vs.gen {
+					delete(vs.cache, k)
+				}
+			}
+		}
+	}()
 	needed := map[string]bool{}
 	for _, parts := range vs.avgs {
 		needed[parts[0]], needed[parts[1]] = true, true
@@ -591,30 +642,34 @@ func (vs *viewState) export(out []metricdata.Metrics) []metricdata.Metrics {
 		}
 		meas := vs.measures[m.Name]
 		rule := ruleOf(meas)
+		mkey := ""
+		if mr.keep != nil {
+			mkey = m.Name
+		}
 		var (
 			n      int
 			merged map[int]bool
 		)
 		switch d := m.Data.(type) {
 		case metricdata.Sum[int64]:
-			d.DataPoints, merged = viewPoints(vs, d.DataPoints, mr.keep, rule)
+			d.DataPoints, merged = viewPoints(vs, d.DataPoints, mr.keep, mkey, rule)
 			n, m.Data = len(d.DataPoints), d
 			vs.record(m.Name, needed, d.DataPoints)
 		case metricdata.Sum[float64]:
-			d.DataPoints, merged = viewPoints(vs, d.DataPoints, mr.keep, rule)
+			d.DataPoints, merged = viewPoints(vs, d.DataPoints, mr.keep, mkey, rule)
 			n, m.Data = len(d.DataPoints), d
 			vs.record(m.Name, needed, d.DataPoints)
 		case metricdata.Gauge[int64]:
-			d.DataPoints, merged = viewPoints(vs, d.DataPoints, mr.keep, rule)
+			d.DataPoints, merged = viewPoints(vs, d.DataPoints, mr.keep, mkey, rule)
 			n, m.Data = len(d.DataPoints), d
 		case metricdata.Gauge[float64]:
-			d.DataPoints, merged = viewPoints(vs, d.DataPoints, mr.keep, rule)
+			d.DataPoints, merged = viewPoints(vs, d.DataPoints, mr.keep, mkey, rule)
 			n, m.Data = len(d.DataPoints), d
 		case metricdata.Histogram[int64]:
-			d.DataPoints = viewHistogram(vs, d.DataPoints, mr.keep)
+			d.DataPoints = viewHistogram(vs, d.DataPoints, mr.keep, mkey)
 			n, m.Data = len(d.DataPoints), d
 		case metricdata.Histogram[float64]:
-			d.DataPoints = viewHistogram(vs, d.DataPoints, mr.keep)
+			d.DataPoints = viewHistogram(vs, d.DataPoints, mr.keep, mkey)
 			n, m.Data = len(d.DataPoints), d
 		default:
 			n = 1 // other data: the metric's own views only
@@ -675,11 +730,11 @@ func (vs *viewState) record(name string, needed map[string]bool, pts any) {
 // viewPoints applies the views to one metric's points, in place: drops,
 // filters and merges. merged holds the indexes of the points that merged
 // several series.
-func viewPoints[N int64 | float64](vs *viewState, pts []metricdata.DataPoint[N], keep attribute.Filter, rule mergeRule) (_ []metricdata.DataPoint[N], merged map[int]bool) {
+func viewPoints[N int64 | float64](vs *viewState, pts []metricdata.DataPoint[N], keep attribute.Filter, mkey string, rule mergeRule) (_ []metricdata.DataPoint[N], merged map[int]bool) {
 	out := pts[:0]
 	var index map[attribute.Distinct]int // made at the first filtered series
 	for _, dp := range pts {
-		attrs, ok := vs.attrs(dp.Attributes, keep)
+		attrs, ok := vs.attrs(dp.Attributes, keep, mkey)
 		if !ok {
 			continue
 		}
@@ -739,11 +794,11 @@ func mergePoint[N int64 | float64](p *metricdata.DataPoint[N], dp metricdata.Dat
 // viewHistogram is viewPoints for histograms: series with the same
 // buckets add up (a series whose buckets differ from those it would merge
 // into is left out).
-func viewHistogram[N int64 | float64](vs *viewState, pts []metricdata.HistogramDataPoint[N], keep attribute.Filter) []metricdata.HistogramDataPoint[N] {
+func viewHistogram[N int64 | float64](vs *viewState, pts []metricdata.HistogramDataPoint[N], keep attribute.Filter, mkey string) []metricdata.HistogramDataPoint[N] {
 	out := pts[:0]
 	index := map[attribute.Distinct]int{}
 	for _, dp := range pts {
-		attrs, ok := vs.attrs(dp.Attributes, keep)
+		attrs, ok := vs.attrs(dp.Attributes, keep, mkey)
 		if !ok {
 			continue
 		}
