@@ -11,6 +11,7 @@ type config struct {
 	start      time.Time
 	filter     func(table string) bool
 	now        func() time.Time
+	views      *viewState // WithViews (views.go)
 }
 
 func newConfig(opts []Option) config {

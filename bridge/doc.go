@@ -1,6 +1,6 @@
-// Package bridge maps otelpfs onto OpenTelemetry. Today it exports one
-// thing: Producer, an sdk/metric Producer that turns each collection's
-// snapshot of the summary tables into metric data.
+// Package bridge maps otelpfs onto OpenTelemetry. Today it exports
+// Producer, an sdk/metric Producer that turns each collection's snapshot
+// of the summary tables into metric data, and views (see # Views).
 //
 //	s, _ := pfscore.New()
 //	p, _ := bridge.NewProducer(s)
@@ -89,8 +89,8 @@
 // exports the top N digests by SUM_TIMER_WAIT (WithTopDigests, by default
 // 100) with pfs.digest, db.query.summary (DIGEST_TEXT) and db.namespace
 // (SCHEMA_NAME), and one overflow series, db.query.summary="other" and
-// otel.metric.overflow=true, with the sums of the rest, their least MIN,
-// greatest MAX and the AVG those make (no quantiles). The overflow series
+// otel.metric.overflow=true, with the sums of the rest, their least MIN
+// and greatest MAX (no quantiles). The overflow series
 // counts what the digests outside the top N add, collection by collection,
 // so its sums only grow whichever digests it holds; a digest that leaves
 // the top N stops being exported under its own attributes, and when it
@@ -131,8 +131,7 @@
 //
 // # Not built yet
 //
-// Views as configuration (a view's drop or histogram aggregation driving
-// setup_instruments), the statements' histograms as OTel histograms, timers
+// The statements' histograms as OTel histograms, timers
 // as resource attributes, and history rows as spans and span events are the
 // next parts of this package; none exists today.
 //
@@ -235,4 +234,134 @@
 // History's methods are safe for concurrent use; Reads run one at a time.
 // TraceContext is the hook instrument.SetTraceHook takes, so that
 // statements record the span of their context.
+//
+// # Views
+//
+// OpenTelemetry views configure otelpfs. The instrument name a view
+// selects is a pfs instrument class name: wait/synch/mutex/*,
+// statement/sql/*, with the SDK's wildcards ('*' any run of characters,
+// '?' one; case-sensitive). A view is evaluated against each class as
+// ClassInstrument(name), a histogram in seconds of the bridge's scope
+// (ScopeName), and against each metric the producer makes, under its
+// metric name (pfs.events_statements.by_digest.time, a counter).
+//
+// At record time, ApplyViews (and NewProducer with WithViews) sets
+// setup_instruments from each class's aggregation:
+//
+//	aggregation                                  setup_instruments
+//	drop                                         ENABLED=NO, TIMED=NO: the provider pays nothing
+//	explicit_bucket_histogram, base2_exponential ENABLED=YES, TIMED=YES
+//	sum, last_value                              ENABLED=YES, TIMED=NO (counted)
+//	default, or none                             as it is
+//
+// (So a producer WithViews also changes the setup: through
+// pfscore.Tables' Update, or SetInstrumentPolicy on a *pfscore.Schema.)
+// On a *pfscore.Schema, classes that register later follow the views too
+// (pfscore.Schema.SetInstrumentPolicy), and applying views replaces those
+// applied before; InstrumentPolicy is the start-up form, for
+// pfscore.New(pfscore.WithInstrumentPolicy(...)). Over another
+// pfscore.Tables (exporter.Client) only the classes registered then
+// change, one UPDATE per LIKE pattern (LikePattern; LIKE compares letters
+// case-insensitively, so names that differ only in case are one name to
+// it).
+//
+// A class has one setup row and one series per table, where the SDK would
+// make a stream per matching view, so several matching views combine
+// aspect by aspect, in any order. Of the views that set an aggregation
+// (default sets none), a class is dropped if all of them drop, else timed
+// if one asks for a histogram, else counted: as in the SDK, a drop drops
+// only what no other view keeps, so select what to drop apart from what to
+// keep. Of the views that keep the class and set attribute keys, a key is
+// kept if any keeps it; with none, every key is kept. A stream's name,
+// description and cardinality limit mean nothing here (metric names are
+// per table). A histogram's buckets are kept for the statements'
+// histograms, which are not exported yet.
+//
+// At export time, WithViews leaves out the series of a class, or the
+// metric, that the views drop, and keeps the attribute keys they keep.
+// pfs.event_name stays on every series of a class (the class is the
+// instrument), and otel.metric.overflow on the digests' overflow series.
+// The keys choose the tables' dimensions:
+//
+//	key kept                 keeps apart the series of
+//	thread.id                *_by_thread_by_event_name
+//	pfs.user, pfs.host       *_by_user_*, *_by_host_*, and both: *_by_account_*
+//	pfs.object_instance      *_by_instance (waits, files, sockets)
+//	file.path                file_summary_by_instance
+//	pfs.digest, db.namespace, events_statements_summary_by_digest, selected by
+//	db.query.summary         its metric names: pfs.events_statements.by_digest.*
+//
+// A series whose class's views keep none of its table's dimensions is its
+// table's share of the global summary, which is exported, and is left out
+// (by_thread without thread.id); series that become the same series add
+// up: counts, times and amounts add, MIN is the least, MAX the greatest,
+// water marks add (a bound, not
+// the merged row's mark), quantiles are left out, and the StartTime is the
+// earliest (so a TRUNCATE that resets one merged row shows as a drop of the
+// merged sum).
+//
+// Views and run-time setup changes: views apply when they are applied
+// (ApplyViews, NewProducer), to every class registered then and to every
+// class that registers later. A later explicit change (UPDATE
+// setup_instruments, pfs setup, the HTTP endpoint) wins for the classes it
+// changes until views are applied again, as MySQL's UPDATE wins over
+// my.cnf: an operator's change takes effect at once. The export-time part
+// keeps applying: a class a view drops and an operator enables counts, but
+// is not exported.
+//
+// Package bridge/viewconf reads the views of a declarative configuration
+// file, meter_provider.views, with go.opentelemetry.io/contrib/otelconf's
+// types (viewconf.Parse; a package of its own, so that a program that
+// imports bridge does not import otelconf and the exporters it links). An
+// example (testdata/views.yaml):
+//
+//	# otelpfs views in an OpenTelemetry declarative configuration file: the
+//	# bridge reads meter_provider.views (bridge/viewconf.Parse); an instrument
+//	# name is a pfs instrument class name.
+//	file_format: "1.0-rc.2"
+//	meter_provider:
+//	  readers:
+//	    - periodic:
+//	        exporter:
+//	          otlp_grpc:
+//	            endpoint: http://localhost:4317
+//	  views:
+//	    # No mutex events at all: ENABLED=NO, TIMED=NO, and no series.
+//	    - selector:
+//	        instrument_name: "wait/synch/mutex/*"
+//	      stream:
+//	        aggregation:
+//	          drop: {}
+//	    # File waits counted, not timed: ENABLED=YES, TIMED=NO.
+//	    - selector:
+//	        instrument_name: "wait/io/file/*"
+//	      stream:
+//	        aggregation:
+//	          sum: {}
+//	    # SQL statements timed, in these buckets (seconds): ENABLED=YES, TIMED=YES.
+//	    - selector:
+//	        instrument_name: "statement/sql/*"
+//	      stream:
+//	        aggregation:
+//	          explicit_bucket_histogram:
+//	            boundaries: [0.0001, 0.001, 0.01, 0.1, 1]
+//	    # I/O waits by user and host, never by thread or instance. This view
+//	    # sets no aggregation: file waits stay counted, as the view above says.
+//	    - selector:
+//	        instrument_name: "wait/io/*"
+//	      stream:
+//	        attribute_keys:
+//	          included: ["pfs.event_name", "pfs.user", "pfs.host"]
+//	    # The digests without their schema (series of several schemas add up).
+//	    - selector:
+//	        instrument_name: "pfs.events_statements.by_digest.*"
+//	      stream:
+//	        attribute_keys:
+//	          excluded: ["db.namespace"]
+//
+// viewconf.Parse translates the file's views itself: attribute-key
+// wildcards ('*', '?') work, record_min_max defaults to true, an omitted
+// histogram parameter takes the configuration schema's default, and a
+// misspelled field is an error with its line. `pfs views` (FormatViewConfig)
+// prints a schema's setup_instruments as such a file, compactly.
 package bridge

@@ -123,6 +123,9 @@ func NewProducer(t pfscore.Tables, opts ...Option) (*Producer, error) {
 	}
 	p.others = make([]*series, len(p.plans))
 	p.order = make([][]*series, len(p.plans))
+	if err := p.cfg.views.init(t, p.plans); err != nil { // views.go
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -193,6 +196,7 @@ func (p *Producer) Produce(ctx context.Context) ([]metricdata.ScopeMetrics, erro
 		}
 	}
 	p.last = now
+	out = p.cfg.views.export(out) // views.go
 	if len(out) == 0 {
 		return nil, errors.Join(errs...)
 	}

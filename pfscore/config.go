@@ -43,6 +43,7 @@ type config struct {
 	maxNames         int
 	reclaimIdle      time.Duration
 	instrumentRules  []instrumentRule
+	instrumentPolicy InstrumentPolicy // setup_rules.go
 	consumers        map[Consumer]bool
 	errs             []error
 	readEnv          bool

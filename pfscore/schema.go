@@ -31,6 +31,8 @@ type Schema struct {
 	actors         atomic.Pointer[[]SetupActorsRow]
 	objects        atomic.Pointer[[]SetupObjectsRow]
 	objectsVersion atomic.Uint64 // bumped on every setup_objects change
+	// policy is the run-time instrument policy (setup_rules.go), under setupMu.
+	policy InstrumentPolicy
 
 	// Classes: the registry, copy-on-write: readers load the slice and
 	// iterate it without a lock; Register appends under setupMu.
@@ -167,6 +169,7 @@ func New(opts ...Option) (*Schema, error) {
 	s := &Schema{
 		cfg:    cfg,
 		timers: hwclock.NewSetupTimers(),
+		policy: cfg.instrumentPolicy,
 	}
 	empty := []*Class{}
 	s.classes.Store(&empty)
@@ -298,8 +301,8 @@ func (s *Schema) SetupTimers() *hwclock.SetupTimers { return s.timers }
 // Register returns the instrument class named name, creating it on first
 // use; registering a name again returns the same class (options are then
 // ignored). The name must follow the taxonomy (see ParseInstrumentName).
-// A new class starts as the start-up rules say, or as WithDefault says, or
-// enabled and timed.
+// A new class starts as the instrument policy says (SetInstrumentPolicy),
+// or the start-up rules, or WithDefault, or enabled and timed.
 func (s *Schema) Register(name string, opts ...ClassOption) (*Class, error) {
 	if c := s.lookupClass(name); c != nil {
 		return c, nil
@@ -325,6 +328,7 @@ func (s *Schema) Register(name string, opts ...ClassOption) (*Class, error) {
 	if c := s.lookupClass(name); c != nil {
 		return c, nil
 	}
+	enabled, timed = s.policyFlags(name, kind, enabled, timed)
 	old := *s.classes.Load()
 	if len(old) >= s.cfg.maxClasses {
 		s.classesLost.Add(1)

@@ -6,6 +6,7 @@
 //	                                             a table of a running service
 //	pfs setup  [--addr A] TABLE key=value…       change a setup table at run time
 //	pfs top    [--addr A] [--interval 5s]        a refreshing report of waits and losses
+//	pfs views  [--addr A | --local]              setup_instruments as OpenTelemetry views (YAML)
 //
 // The commands that talk to a service reach its /debug/pfs handler (package
 // exporter) at --addr, $PFS_ADDR, or 127.0.0.1:6060.
