@@ -401,9 +401,9 @@ func WithViews(views ...sdkmetric.View) Option {
 // calls before the producer is shared. A nil *viewState applies no view.
 type viewState struct {
 	views    []sdkmetric.View
-	classes  map[string]resolution // by class name
-	metrics  map[string]resolution // by metric name
-	measures map[string]*measure   // the plans' measures, by metric name
+	classes  map[string]resolution    // by class name
+	metrics  map[string]resolution    // by metric name
+	measures map[string]*measure      // the plans' measures, by metric name
 	cache    map[attrsKey]*attrsEntry // see attrs
 	gen      uint64                   // the collection in progress
 	used     int                      // cache entries this collection used
@@ -652,7 +652,7 @@ func (vs *viewState) export(out []metricdata.Metrics) []metricdata.Metrics {
 // filters and merges.
 func viewPoints[N int64 | float64](vs *viewState, pts []metricdata.DataPoint[N], keep attribute.Filter, mkey string, rule mergeRule) []metricdata.DataPoint[N] {
 	out := pts[:0]
-	var merged map[int]bool // the points that merged several series
+	var merged map[int]bool              // the points that merged several series
 	var index map[attribute.Distinct]int // made at the first filtered series
 	for _, dp := range pts {
 		attrs, ok := vs.attrs(dp.Attributes, keep, mkey)
