@@ -1,15 +1,19 @@
-// Package bridge maps otelpfs onto OpenTelemetry. Today it exports
-// Producer, an sdk/metric Producer that turns each collection's snapshot
-// of the summary tables into metric data, and views (see # Views).
+// Package bridge maps otelpfs onto OpenTelemetry: Producer, an sdk/metric
+// Producer that turns each collection's snapshot of the summary tables into
+// metric data (digest latency histograms with exemplars included); History,
+// which turns the _history_long tables into spans (see # Spans); and views
+// that drive the setup tables (see # Views). Package exporter ships them as
+// OTLP.
 //
 //	s, _ := pfscore.New()
 //	p, _ := bridge.NewProducer(s)
 //	reader := metric.NewManualReader(metric.WithProducer(p)) // or a PeriodicReader
 //	provider := metric.NewMeterProvider(metric.WithReader(reader))
 //
-// The producer reads through pfscore.Tables only (Catalog and Query); the
-// tests run it over a *pfscore.Schema (a remote Tables such as
-// exporter.Client is not tested yet).
+// The producer reads through pfscore.Tables (Catalog and Query); over a
+// *pfscore.Schema it also reads the digests' histogram buckets directly,
+// which a remote Tables (exporter.Client) cannot, so over one it exports
+// no histograms.
 //
 // # What is exported
 //
@@ -49,6 +53,7 @@
 //	events_stages_..., events_transactions_...    pfs.events_stages..., pfs.events_transactions... (.read_write.count, .read_only.time)
 //	events_statements_summary_global_by_event_name pfs.events_statements.count, .time, .errors, .rows_sent, .pool.time, .retries.count, ...
 //	events_statements_summary_by_digest           pfs.events_statements.by_digest.count, .time, .time.p95, ...
+//	  and its histogram table                     pfs.events_statements.by_digest.duration (a Histogram)
 //	file_summary_by_event_name                    pfs.file.count, .read.count, .read.time, .read.bytes, .write.bytes, .misc.time, ...
 //	file_summary_by_instance, socket_summary_...  pfs.file.by_instance..., pfs.socket..., pfs.socket.by_instance...
 //	memory_summary_global_by_event_name           pfs.memory.alloc.count, .alloc.bytes, .free.count, .free.bytes,
@@ -129,11 +134,23 @@
 // collections, one attribute set and the last values per exported row, and
 // forgets rows a collection did not export.
 //
-// # Not built yet
+// # Digest histograms
 //
-// The statements' histograms as OTel histograms, timers
-// as resource attributes, and history rows as spans and span events are the
-// next parts of this package; none exists today.
+// Each top-N digest also has a point of pfs.events_statements.by_digest.duration,
+// an explicit-bucket Histogram in seconds, from the engine's 450 buckets
+// (events_statements_histogram_by_digest) added up into the bounds of a
+// view on that name, or DefaultStatementBuckets. An engine bucket counts
+// in the explicit bucket that holds its upper bound: a statement may count
+// one engine bucket (4.7%) above its wait, never below. Count is the
+// digest's timed statements, Sum its SUM_TIMER_WAIT, and the exemplar its
+// query sample (the slowest recent statement) with the trace and span it
+// ran in, when it ran in one (QUERY_SAMPLE_TRACE_ID): a dashboard goes from
+// a slow digest to the trace that shows why. A TRUNCATE of the histogram
+// table restarts the point (with the previous collection as StartTime); a
+// digest back in the top N restarts it at that collection. The overflow
+// series has no histogram (it would read 450 counters of every digest
+// outside the top N each collection), nor has a producer over a remote
+// Tables.
 //
 // # Imports
 //

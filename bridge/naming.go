@@ -191,9 +191,10 @@ type tablePlan struct {
 	attrs    []int           // columns that become attributes, in order
 	keys     []attribute.Key // their keys
 	measures []measure
-	cumul    []int // counter and timer columns
-	digest   bool  // a by-digest table: top-N and an overflow series
-	sumTimer int   // SUM_TIMER_WAIT, the digests' rank; -1 if none
+	cumul    []int       // counter and timer columns
+	digest   bool        // a by-digest table: top-N and an overflow series
+	sumTimer int         // SUM_TIMER_WAIT, the digests' rank; -1 if none
+	hist     *digestHist // a digest table's histograms, nil if none (histograms.go)
 }
 
 // planTable returns the plan of a table, or nil if no column of it is a

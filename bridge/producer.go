@@ -84,6 +84,7 @@ type series struct {
 	// gone is set when the series leaves the map: Producer.order may still
 	// hold it, and must not return it.
 	gone bool
+	hist *histState // a digest's histogram (histograms.go), nil before its first
 }
 
 // NewProducer returns a Producer over t's tables: those the catalog lists
@@ -119,6 +120,7 @@ func NewProducer(t pfscore.Tables, opts ...Option) (*Producer, error) {
 			}
 			names[m.name] = ti.Name
 		}
+		tp.hist = newDigestHist(t, tp, cfg.views) // histograms.go
 		p.plans = append(p.plans, tp)
 	}
 	p.others = make([]*series, len(p.plans))
@@ -230,6 +232,9 @@ func (p *Producer) table(out []metricdata.Metrics, pi int, tp *tablePlan, rows [
 			bs[j].floats = make([]metricdata.DataPoint[float64], 0, n)
 		}
 	}
+	if tp.hist != nil {
+		tp.hist.begin(len(rows))
+	}
 	order := p.order[pi]
 	if len(order) != len(rows) {
 		order = slices.Grow(order[:0], len(rows))[:len(rows)]
@@ -245,7 +250,8 @@ func (p *Producer) table(out []metricdata.Metrics, pi int, tp *tablePlan, rows [
 			s = p.row(pi, tp, row)
 			order[i] = s
 		}
-		if s.inRest { // back in the top N (see series)
+		back := s.inRest
+		if back { // back in the top N (see series)
 			s.inRest = false
 			s.start = p.freshStart()
 			s.offset = make([]uint64, len(tp.columns))
@@ -261,12 +267,20 @@ func (p *Producer) table(out []metricdata.Metrics, pi int, tp *tablePlan, rows [
 			}
 			bs[j].add(v, s, now)
 		}
+		if tp.hist != nil {
+			tp.hist.add(s, row, back, p.freshStart(), now)
+		}
 	}
 	if tp.digest {
 		p.overflow(bs, pi, tp, rest, now)
 	}
 	for j := range bs {
 		if m, ok := bs[j].metric(); ok {
+			out = append(out, m)
+		}
+	}
+	if tp.hist != nil {
+		if m, ok := tp.hist.metric(); ok {
 			out = append(out, m)
 		}
 	}

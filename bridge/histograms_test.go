@@ -1,0 +1,200 @@
+package bridge_test
+
+import (
+	"encoding/hex"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/otelpfs/otelpfs/bridge"
+	"github.com/otelpfs/otelpfs/pfscore"
+)
+
+// runFor runs a statement of text that waited exactly wait, in span
+// (trace, span) if trace is not zero.
+func runFor(s *pfscore.Schema, th *pfscore.Thread, text string, wait time.Duration, trace [16]byte, span [8]byte) {
+	st := s.StartSQL(th, pfscore.StatementInfo{Text: text, Schema: "shop", TraceID: trace, SpanID: span})
+	st.EndAt(st.Now()+uint64(wait.Nanoseconds())*1000, pfscore.StatementResult{RowsSent: 1})
+}
+
+func histPoint(t *testing.T, ms map[string]metricdata.Metrics, summary string) metricdata.HistogramDataPoint[float64] {
+	t.Helper()
+	m, ok := ms["pfs.events_statements.by_digest.duration"]
+	if !ok {
+		t.Fatal("no pfs.events_statements.by_digest.duration")
+	}
+	h, ok := m.Data.(metricdata.Histogram[float64])
+	if !ok || h.Temporality != metricdata.CumulativeTemporality || m.Unit != "s" {
+		t.Fatalf("%s: %T %+v unit %q, want a cumulative Histogram[float64] in seconds", m.Name, m.Data, m.Data, m.Unit)
+	}
+	for _, p := range h.DataPoints {
+		if attrString(p.Attributes, "db.query.summary") == summary {
+			return p
+		}
+	}
+	t.Fatalf("no histogram point for %q", summary)
+	return metricdata.HistogramDataPoint[float64]{}
+}
+
+// TestDigestHistogram: a digest's statements arrive as one histogram point
+// in the default bounds, its Sum the digest's SUM_TIMER_WAIT, its exemplar
+// the slowest statement with the span it ran in; a TRUNCATE of the
+// histogram table restarts the point.
+func TestDigestHistogram(t *testing.T) {
+	h := newHarness(t, nil)
+	s := h.s
+	th := s.NewThread(s.MustRegister("thread/app/worker"), pfscore.ThreadOptions{})
+	defer th.End()
+	trace := [16]byte{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36}
+	span := [8]byte{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7}
+	for _, w := range []time.Duration{500 * time.Microsecond, 3 * time.Millisecond, 20 * time.Millisecond, 21 * time.Millisecond} {
+		runFor(s, th, "SELECT title FROM items WHERE id = 7", w, [16]byte{}, [8]byte{})
+	}
+	runFor(s, th, "SELECT title FROM items WHERE id = 8", 2*time.Second, trace, span) // the slowest: the sample
+
+	ms := h.collect()
+	p := histPoint(t, ms, "SELECT `title` FROM `items` WHERE `id` = ?")
+	if !slices.Equal(p.Bounds, bridge.DefaultStatementBuckets) {
+		t.Errorf("bounds %v, want %v", p.Bounds, bridge.DefaultStatementBuckets)
+	}
+	//                  <=1ms 5ms 10ms 50ms 100ms 500ms 1s 5s 10s  +Inf
+	want := []uint64{1, 1, 0, 2, 0, 0, 0, 1, 0, 0}
+	if !slices.Equal(p.BucketCounts, want) || p.Count != 5 {
+		t.Errorf("buckets %v count %d, want %v and 5", p.BucketCounts, p.Count, want)
+	}
+	row := h.rows("events_statements_summary_by_digest")[0]
+	if p.Sum != bridge.Seconds(row["SUM_TIMER_WAIT"].(uint64)) {
+		t.Errorf("Sum %v, SUM_TIMER_WAIT %v ps", p.Sum, row["SUM_TIMER_WAIT"])
+	}
+	if len(p.Exemplars) != 1 {
+		t.Fatalf("exemplars %+v, want the query sample", p.Exemplars)
+	}
+	e := p.Exemplars[0]
+	if hex.EncodeToString(e.TraceID) != "4bf92f3577b34da6a3ce929d0e0e4736" || hex.EncodeToString(e.SpanID) != "00f067aa0ba902b7" ||
+		math.Abs(e.Value-2) > 1e-3 || time.Until(e.Time) > 3*time.Second || time.Since(e.Time) > time.Minute {
+		t.Errorf("exemplar %+v, want the 2 s statement in span 00f067aa0ba902b7", e)
+	}
+	// The digest's other metrics carry the same attributes.
+	count := sumPoint[int64](t, ms["pfs.events_statements.by_digest.count"], "db.query.summary", "SELECT `title` FROM `items` WHERE `id` = ?")
+	if !count.Attributes.Equals(&p.Attributes) || count.StartTime != p.StartTime {
+		t.Errorf("histogram attributes %v start %v, count's %v %v", p.Attributes, p.StartTime, count.Attributes, count.StartTime)
+	}
+
+	// Cumulative: the next collection adds.
+	runFor(s, th, "SELECT title FROM items WHERE id = 9", 7*time.Millisecond, [16]byte{}, [8]byte{})
+	p2 := histPoint(t, h.collect(), "SELECT `title` FROM `items` WHERE `id` = ?")
+	if p2.Count != 6 || p2.BucketCounts[2] != 1 || p2.StartTime != p.StartTime {
+		t.Errorf("after one more: %v count %d start %v, want 6 with the 7 ms in (5ms,10ms], same start", p2.BucketCounts, p2.Count, p2.StartTime)
+	}
+
+	// TRUNCATE of the histogram table restarts the buckets: a new
+	// StartTime, and only what came after.
+	if err := s.Truncate("events_statements_histogram_by_digest"); err != nil {
+		t.Fatal(err)
+	}
+	runFor(s, th, "SELECT title FROM items WHERE id = 10", 70*time.Millisecond, [16]byte{}, [8]byte{})
+	p3 := histPoint(t, h.collect(), "SELECT `title` FROM `items` WHERE `id` = ?")
+	if p3.Count != 1 || p3.BucketCounts[4] != 1 || !p3.StartTime.After(p.StartTime) {
+		t.Errorf("after TRUNCATE: %v count %d start %v (before %v)", p3.BucketCounts, p3.Count, p3.StartTime, p.StartTime)
+	}
+}
+
+// TestDigestHistogramView: a view on the histogram's name sets its
+// explicit bounds; a drop view drops it.
+func TestDigestHistogramView(t *testing.T) {
+	bounds := []float64{0.002, 0.1}
+	h := newHarness(t, nil, bridge.WithViews(sdkmetric.NewView(
+		sdkmetric.Instrument{Name: "pfs.events_statements.by_digest.duration"},
+		sdkmetric.Stream{Aggregation: sdkmetric.AggregationExplicitBucketHistogram{Boundaries: bounds}})))
+	th := h.s.NewThread(h.s.MustRegister("thread/app/worker"), pfscore.ThreadOptions{})
+	defer th.End()
+	for _, w := range []time.Duration{time.Millisecond, 3 * time.Millisecond, time.Second} {
+		runFor(h.s, th, "SELECT 1", w, [16]byte{}, [8]byte{})
+	}
+	p := histPoint(t, h.collect(), "SELECT ?")
+	if !slices.Equal(p.Bounds, bounds) || !slices.Equal(p.BucketCounts, []uint64{1, 1, 1}) || len(p.Exemplars) != 0 {
+		t.Errorf("bounds %v buckets %v exemplars %v, want %v, [1 1 1], none (no span)", p.Bounds, p.BucketCounts, p.Exemplars, bounds)
+	}
+
+	d := newHarness(t, nil, bridge.WithViews(sdkmetric.NewView(
+		sdkmetric.Instrument{Name: "pfs.events_statements.by_digest.duration"},
+		sdkmetric.Stream{Aggregation: sdkmetric.AggregationDrop{}})))
+	th2 := d.s.NewThread(d.s.MustRegister("thread/app/worker"), pfscore.ThreadOptions{})
+	defer th2.End()
+	runFor(d.s, th2, "SELECT 1", time.Millisecond, [16]byte{}, [8]byte{})
+	if m, ok := d.collect()["pfs.events_statements.by_digest.duration"]; ok {
+		t.Errorf("a dropped histogram exported: %+v", m.Data)
+	}
+}
+
+// remoteTables is a Tables without the schema's histogram reads, as a
+// remote service's is.
+type remoteTables struct{ pfscore.Tables }
+
+// TestDigestHistogramRemote: over Tables that cannot read a digest's
+// buckets, the producer exports the digests' sums and no histogram.
+func TestDigestHistogramRemote(t *testing.T) {
+	s, err := pfscore.New(pfscore.WithoutEnvironment())
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := s.NewThread(s.MustRegister("thread/app/worker"), pfscore.ThreadOptions{})
+	defer th.End()
+	runFor(s, th, "SELECT 1", time.Millisecond, [16]byte{}, [8]byte{})
+	p, err := bridge.NewProducer(remoteTables{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sdkmetric.NewManualReader(sdkmetric.WithProducer(p))
+	_ = sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(t.Context(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			names = append(names, m.Name)
+		}
+	}
+	if !slices.Contains(names, "pfs.events_statements.by_digest.count") || slices.Contains(names, "pfs.events_statements.by_digest.duration") {
+		t.Errorf("metrics %v: want the digest counts and no histogram", names)
+	}
+}
+
+// TestDigestHistogramBackInTopN: a digest that left the top N and comes
+// back restarts its histogram at that collection (the overflow series
+// counted its statements meanwhile): zero buckets then, and only what it
+// ran after since.
+func TestDigestHistogramBackInTopN(t *testing.T) {
+	h := newHarness(t, nil, bridge.WithTopDigests(1))
+	s := h.s
+	th := s.NewThread(s.MustRegister("thread/app/worker"), pfscore.ThreadOptions{})
+	defer th.End()
+	none, nospan := [16]byte{}, [8]byte{}
+	runFor(s, th, "SELECT a FROM t", 2*time.Millisecond, none, nospan)
+	if p := histPoint(t, h.collect(), "SELECT `a` FROM `t`"); p.Count != 1 {
+		t.Fatalf("first: count %d", p.Count)
+	}
+	runFor(s, th, "SELECT b FROM t", time.Second, none, nospan) // b takes the top spot
+	ms := h.collect()
+	if m := ms["pfs.events_statements.by_digest.duration"].Data.(metricdata.Histogram[float64]); len(m.DataPoints) != 1 ||
+		attrString(m.DataPoints[0].Attributes, "db.query.summary") != "SELECT `b` FROM `t`" {
+		t.Fatalf("with b on top: %+v", m.DataPoints)
+	}
+	runFor(s, th, "SELECT a FROM t", 3*time.Second, none, nospan) // a back on top
+	before := time.Now()
+	p := histPoint(t, h.collect(), "SELECT `a` FROM `t`")
+	if p.Count != 0 || p.Sum != 0 || p.StartTime.Before(before) {
+		t.Errorf("back in the top N: count %d sum %v start %v, want 0, 0, this collection", p.Count, p.Sum, p.StartTime)
+	}
+	runFor(s, th, "SELECT a FROM t", 4*time.Second, none, nospan)
+	p2 := histPoint(t, h.collect(), "SELECT `a` FROM `t`")
+	if p2.Count != 1 || p2.BucketCounts[7] != 1 || p2.StartTime != p.StartTime || math.Abs(p2.Sum-4) > 1e-3 {
+		t.Errorf("after one more: %v count %d sum %v start %v", p2.BucketCounts, p2.Count, p2.Sum, p2.StartTime)
+	}
+}
