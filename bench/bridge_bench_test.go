@@ -16,17 +16,22 @@ import (
 // waited on once by each of 160 live threads of 4 users, so
 // events_waits_summary_by_thread_by_event_name holds 9,600 rows and the
 // global, by_instance, by_account, by_user and by_host tables the rest.
-// Every row is non-zero, so every one becomes data points (5 each: count,
-// time, min, avg, max). It reports the summary rows read and the data
-// points made per collection.
+// Every row is non-zero, so every one becomes data points (4 each: count,
+// time, min, max). It reports the summary rows read and the data points
+// made per collection.
 //
-// Not met yet. On the 2-core 2.8 GHz Xeon VM: about 31 ms, 26.6 MB and
-// 67,200 allocations per collection. The engine's Query of the 35 exported
-// tables is about 23 ms, 20.8 MB and 66,800 allocations of it (the 9,760-row
-// by_thread table about 8 ms; each empty stages or statements summary
-// 0.4-1.1 ms, walking every thread's statistics); the bridge's own part
-// (attribute sets cached per row, 51,000 data points) is about 400
-// allocations and 6 MB, mostly the data points the reader hands out.
+// Not met yet. On the 2-core 2.8 GHz Xeon VM, lightly loaded: 12-15 ms a
+// collection (about 12.7 ms of CPU, the garbage collector's included), 8.0
+// MB and 1,006 allocations; it was 31 ms, 26.6 MB and 67,200 allocations
+// before a family's tables loaded only their own classes, table reads
+// boxed their cells in chunks, rows found their series by position and
+// AVG_ columns stopped being exported. What is left is about 40% the
+// engine's Query (the 9,760-row by_thread table: its raw entries, then
+// its rows of Values), 35% the bridge (41,000 data points of about 100
+// bytes each, half of them pointers) and the rest the garbage collector.
+// Meeting 5 ms would take a read path that hands the producer typed
+// statistics instead of rows of Values, and data points reused across
+// collections, which the SDK's Producer interface does not allow.
 func BenchmarkCollect10k(b *testing.B) {
 	const classes, threads, users = 60, 160, 4
 	s, err := pfscore.New(pfscore.WithoutEnvironment(), pfscore.WithMaxThreads(threads+16))
