@@ -45,28 +45,31 @@ import (
 // of its own there (MutexTimedHistory), which is the history's budget, not
 // the exporter's.
 //
-// Measured 2026-11-23 on the 2-core VM shared with three other workers
-// (load average 2.3 to 3.4), one test binary, 10 interleaved rounds of
-// -benchtime=1s with one process per benchmark per round, benchstat of the
-// rounds (medians, ± the 95% interval):
+// Measured 2026-11-23 on the 2-core VM shared with three other workers,
+// one test binary, 10 interleaved rounds of -benchtime=1s with one process
+// per benchmark per round, benchstat of the rounds (medians, ± the 95%
+// interval), twice:
 //
-//	MutexTimed              156 ns ±10%
-//	MutexTimedHistory       261 ns ±16%
-//	MutexTimedExporterNone  249 ns ±12%  the baseline
-//	MutexTimedExporterDown  322 ns ±76%  +30% (p=0.000), every round slower (+18% to +149%)
-//	MutexTimedExporterSlow  298 ns ±105% +20% (p=0.002)
+//	                        run 1 (load 2.3-3.4)   run 2 (load 1.2-1.7)
+//	MutexTimed              156 ns ±10%            162 ns ±18%
+//	MutexTimedHistory       261 ns ±16%            284 ns ±15%
+//	MutexTimedExporterNone  249 ns ±12%            271 ns ±19%   the baseline
+//	MutexTimedExporterDown  322 ns ±76%  +30%      322 ns ±25%  +19% (p=0.007)
+//	MutexTimedExporterSlow  298 ns ±105% +20%      306 ns ±35%  +13% (p=0.075)
+//
+// Down was slower than None in all 20 rounds, Slow in 19.
 //
 // So at these intervals the budget is not met, and the endpoint's state is
 // not why. A CPU profile of Down gives a third of the process's CPU to
 // bridge.History.Read: each read copies and decodes the whole 10,000-row
 // events_waits_history_long ring (about 230 MB/s allocated at 50 ms, the GC
-// with it); the failing or stalled exports take 1 to 2%. A second run of 8
+// with it); the failing or stalled exports take 1 to 2%. A third run of 8
 // interleaved rounds changed one setting of Down at a time against None:
 // metrics only (spans off), +20% median but not significant (p=0.13); span
 // interval 5 s (the default), +6% (p=0.51); 500 ms, +12% (p=0.08); 50 ms,
-// +97% (p=0.000). On this machine the process's every extra CPU-second is
-// taken from the benchmark's goroutine, so the figures overstate what an
-// idle core would show; the direction is the same in every round.
+// +97% (p=0.000). On this machine, busy with other work, the pipeline's CPU
+// is taken from the benchmark's goroutine, so the figures may overstate
+// what a machine with a core to spare would show.
 //
 // allocs/op counts every goroutine's allocations (runtime.MemStats), the
 // pipeline's included, divided by the loop's iterations: it stays 0 while
