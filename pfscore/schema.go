@@ -321,6 +321,11 @@ func (s *Schema) Register(name string, opts ...ClassOption) (*Class, error) {
 	if cc.enabled != nil {
 		enabled, timed = *cc.enabled, *cc.timed
 	}
+	// A thread class's second flag is setup_threads.HISTORY, which only
+	// WithDefault sets: start-up rules and the policy set ENABLED and TIMED,
+	// and a thread class has no TIMED (NULL in setup_instruments), so
+	// 'thread/%=COUNTED' leaves HISTORY as it was, as in MySQL.
+	history := timed
 	enabled, timed = startupFlags(s.cfg.instrumentRules, name, enabled, timed)
 
 	s.setupMu.Lock()
@@ -349,7 +354,7 @@ func (s *Schema) Register(name string, opts ...ClassOption) (*Class, error) {
 	var f uint32
 	f = setBit(f, flagSetEnabled, enabled)
 	f = setBit(f, flagSetTimed, timed && kind.Timed())
-	f = setBit(f, flagHistory, timed && kind == KindThread) // a thread class's second flag is HISTORY
+	f = setBit(f, flagHistory, history && kind == KindThread)
 	c.flags.Store(deriveClassFlags(f, s.consumerOn(ConsumerGlobalInstrumentation)))
 	s.kindCount[kind]++
 	s.byName.Store(name, c)

@@ -392,3 +392,33 @@ func TestClassAndSizeOptions(t *testing.T) {
 		t.Errorf("history of size 3 after 5 waits: %+v", h)
 	}
 }
+
+// TestCountedRuleKeepsThreadHistory: a start-up rule's TIMED part does not
+// reach a thread class, which has no TIMED (its second flag is
+// setup_threads.HISTORY): '%=COUNTED' leaves threads with HISTORY=YES, so
+// their untimed events still reach the history tables, as in MySQL. (It
+// turned HISTORY off, and history_long stayed empty.)
+func TestCountedRuleKeepsThreadHistory(t *testing.T) {
+	s, err := New(WithoutEnvironment(), WithInstrument("%=COUNTED"),
+		WithConsumer(ConsumerEventsWaitsCurrent, true), WithConsumer(ConsumerEventsWaitsHistoryLong, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := s.MustRegister("thread/app/worker")
+	for _, r := range s.SetupThreads() {
+		if r.Name == "thread/app/worker" && (!r.Enabled || !r.History) {
+			t.Errorf("setup_threads %+v, want ENABLED and HISTORY", r)
+		}
+	}
+	th := s.NewThread(tc, ThreadOptions{})
+	defer th.End()
+	m := s.NewSyncInstance(s.MustRegister("wait/synch/mutex/app/m"), "")
+	var w WaitState
+	if m.BeginWait(&w, th, OpLock) {
+		w.EndWait(-1)
+	}
+	h := s.EventsWaitsHistoryLong()
+	if len(h) != 1 || h[0].Timed {
+		t.Errorf("history_long %+v, want the one untimed wait", h)
+	}
+}
