@@ -98,12 +98,12 @@ type rowPlan struct {
 // tens of thousands of cells, and reflect.Value.FieldByIndex per cell cost
 // more than the rest of the read.
 type fieldPlan struct {
-	index  []int                              // the field, as reflect.Value.FieldByIndex takes it; nil: always NULL
-	offset uintptr                            // its offset in the row
-	valid  uintptr                            // the offset of the bool field that says the column is not NULL
-	hasV   bool                               // there is such a field
-	neg    bool                               // valid=!F
-	null   bool                               // the zero value is NULL
+	index  []int                                      // the field, as reflect.Value.FieldByIndex takes it; nil: always NULL
+	offset uintptr                                    // its offset in the row
+	valid  uintptr                                    // the offset of the bool field that says the column is not NULL
+	hasV   bool                                       // there is such a field
+	neg    bool                                       // valid=!F
+	null   bool                                       // the zero value is NULL
 	conv   func(unsafe.Pointer, *boxer) (Value, bool) // the value, and whether it is the zero value
 }
 
