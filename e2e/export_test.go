@@ -407,4 +407,3 @@ func TestCollectorExport(t *testing.T) {
 			return nil
 		})
 }
-
