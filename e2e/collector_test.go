@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -407,5 +406,3 @@ func sameFloat(a, b float64) bool {
 	m := max(a, -a, b, -b)
 	return d <= 1e-12*m
 }
-
-func itoa(u uint64) string { return strconv.FormatUint(u, 10) }
