@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -195,6 +196,11 @@ func TestShippedConfigsRun(t *testing.T) {
 	})
 
 	t.Run("jaeger+prometheus", func(t *testing.T) {
+		// The README's way: cmd/otlpload, two instances, into one Collector.
+		load := filepath.Join(dir, "otlpload")
+		if out, err := exec.Command("go", "build", "-o", load, "./cmd/otlpload").CombinedOutput(); err != nil {
+			t.Fatalf("go build ./cmd/otlpload: %v\n%s", err, out)
+		}
 		otlp, prom := freeAddr(t), freeAddr(t)
 		col := start(t, dir, "single", []string{
 			"OTELPFS_OTLP_LISTEN=" + otlp, "OTELPFS_PROMETHEUS_LISTEN=" + prom,
@@ -203,10 +209,23 @@ func TestShippedConfigsRun(t *testing.T) {
 			"--config="+filepath.Join(configDir, "prometheus.yaml"), noSelfMetrics)
 		col.waitTCP(otlp)
 		col.waitTCP(prom)
-		in := newInstance(t, "single", otlp, 200*time.Millisecond)
-		in.run(t, requests)
-		in.flush(t)
-		waitScrape(t, prom, "pfs_events_waits_count_total",
-			map[string]string{"pfs_event_name": workload.MutexName, "instance": "single"}, requests)
+		cmd := exec.Command(load, "-duration", "2s", "-instances", "2", "-rate", "20", "-interval", "500ms")
+		cmd.Env = cleanEnv("OTEL_EXPORTER_OTLP_ENDPOINT=http://" + otlp)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("otlpload: %v\n%s", err, out)
+		}
+		m := regexp.MustCompile(`(?m)^instance (\S+): (\d+) requests$`).FindAllStringSubmatch(string(out), -1)
+		if len(m) != 2 {
+			t.Fatalf("otlpload printed %d instance lines, want 2:\n%s", len(m), out)
+		}
+		for _, l := range m {
+			n, _ := strconv.Atoi(l[2])
+			if n == 0 {
+				t.Errorf("instance %s served no request", l[1])
+			}
+			waitScrape(t, prom, "pfs_events_waits_count_total",
+				map[string]string{"pfs_event_name": workload.MutexName, "instance": l[1], "job": "otelpfs-load"}, float64(n))
+		}
 	})
 }
