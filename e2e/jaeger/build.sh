@@ -19,7 +19,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 mod="$here/go.mod.in"
 hash="$(sha256sum "$mod" | cut -c1-16)"
-dir="${OTELPFS_CACHE:-$HOME/.cache/otelpfs}/jaeger-$hash"
+dir="${OTELPFS_CACHE:-${HOME:-/tmp}/.cache/otelpfs}/jaeger-$hash"
 bin="$dir/jaeger"
 
 say() { echo "jaeger: $*" >&2; }

@@ -28,7 +28,7 @@ manifest="$here/manifest.yaml"
 [ -f "$manifest" ] || { echo "otelcol: no manifest at $manifest" >&2; exit 1; }
 
 hash="$( { cat "$manifest"; echo "builder $BUILDER_VERSION"; } | sha256sum | cut -c1-16)"
-cache="${OTELPFS_CACHE:-$HOME/.cache/otelpfs}"
+cache="${OTELPFS_CACHE:-${HOME:-/tmp}/.cache/otelpfs}"
 dir="$cache/otelcol-$hash"
 bin="$dir/otelcol-e2e"
 
