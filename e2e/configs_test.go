@@ -170,7 +170,8 @@ const noSelfMetrics = "--config=yaml:service::telemetry::metrics::level: none"
 // service instance sends to an agent (agent.yaml), which forwards to a
 // gateway (gateway.yaml) whose prometheus exporter shows the instance's
 // counts; and the README's single Collector (jaeger.yaml merged with
-// prometheus.yaml) does the same.
+// prometheus.yaml) does the same for cmd/otlpload's two instances and for
+// the demo service (make demo) with OTEL_EXPORTER_OTLP_ENDPOINT set.
 func TestShippedConfigsRun(t *testing.T) {
 	bin := otelcolBinary(t)
 	dir := t.TempDir()
@@ -226,6 +227,29 @@ func TestShippedConfigsRun(t *testing.T) {
 			}
 			waitScrape(t, prom, "pfs_events_waits_count_total",
 				map[string]string{"pfs_event_name": workload.MutexName, "instance": l[1], "job": "otelpfs-load"}, float64(n))
+		}
+
+		// And make demo's way: the demo service, with the OTLP endpoint set.
+		demo := filepath.Join(dir, "demo")
+		if out, err := exec.Command("go", "build", "-o", demo, "github.com/otelpfs/otelpfs/examples/demo").CombinedOutput(); err != nil {
+			t.Fatalf("go build examples/demo: %v\n%s", err, out)
+		}
+		cmd = exec.Command(demo, "-duration", "2s", "-addr", "127.0.0.1:0")
+		cmd.Env = cleanEnv("OTEL_EXPORTER_OTLP_ENDPOINT=http://"+otlp, "OTEL_METRIC_EXPORT_INTERVAL=500")
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "sending OTLP to http://"+otlp) {
+			t.Fatalf("demo: %v\n%s", err, out)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			v, err := scrape(prom, "pfs_events_waits_count_total",
+				map[string]string{"pfs_event_name": "wait/synch/mutex/demo/cache", "job": "otelpfs-demo"})
+			if err == nil && v > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the demo's mutex waits on the Collector's page: %v, %v (after 30 s)", v, err)
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
 	})
 }
