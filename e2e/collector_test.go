@@ -283,6 +283,45 @@ func loadTraces(path string) ([]ptrace.Traces, error) {
 	return out, nil
 }
 
+// A span is one span as it arrived, flattened with its resource.
+type span struct {
+	resource        map[string]string
+	traceID, spanID string // hex
+	parent          string // hex; empty for a root span
+	name            string
+	attrs           map[string]string
+	events          []string // their names
+	start, end      time.Time
+}
+
+// instance is the span's service.instance.id.
+func (s span) instance() string { return s.resource["service.instance.id"] }
+
+// spans flattens exported traces into spans, in arrival order.
+func spans(trs []ptrace.Traces) []span {
+	var out []span
+	for _, td := range trs {
+		for _, rs := range td.ResourceSpans().All() {
+			res := attrMap(rs.Resource().Attributes())
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, sp := range ss.Spans().All() {
+					x := span{resource: res, traceID: sp.TraceID().String(), spanID: sp.SpanID().String(),
+						name: sp.Name(), attrs: attrMap(sp.Attributes()),
+						start: sp.StartTimestamp().AsTime(), end: sp.EndTimestamp().AsTime()}
+					if !sp.ParentSpanID().IsEmpty() {
+						x.parent = sp.ParentSpanID().String()
+					}
+					for _, ev := range sp.Events().All() {
+						x.events = append(x.events, ev.Name())
+					}
+					out = append(out, x)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // A point is one data point as it arrived, flattened with its resource,
 // scope and metric.
 type point struct {
@@ -299,10 +338,18 @@ type point struct {
 	value     float64 // a number point's value (int or double)
 	isInt     bool
 	// histograms
-	count   uint64
-	sum     float64
-	bounds  []float64
-	buckets []uint64
+	count     uint64
+	sum       float64
+	bounds    []float64
+	buckets   []uint64
+	exemplars []exemplar
+}
+
+// An exemplar is a histogram point's exemplar: a measurement and the span
+// it was made in.
+type exemplar struct {
+	traceID, spanID string // hex; empty if none
+	value           float64
 }
 
 // instance is the point's service.instance.id.
@@ -356,6 +403,13 @@ func points(ms []pmetric.Metrics) []point {
 							p.count, p.sum = dp.Count(), dp.Sum()
 							p.bounds = dp.ExplicitBounds().AsRaw()
 							p.buckets = dp.BucketCounts().AsRaw()
+							for _, e := range dp.Exemplars().All() {
+								x := exemplar{value: e.DoubleValue()}
+								if !e.TraceID().IsEmpty() {
+									x.traceID, x.spanID = e.TraceID().String(), e.SpanID().String()
+								}
+								p.exemplars = append(p.exemplars, x)
+							}
 							out = append(out, p)
 						}
 						continue

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -190,7 +191,7 @@ func TestShippedConfigsRun(t *testing.T) {
 		agent.waitTCP(agentOTLP)
 
 		in := newInstance(t, "chain", agentOTLP, 200*time.Millisecond)
-		in.run(t, requests)
+		in.run(context.Background(), t, requests)
 		in.flush(t)
 		waitScrape(t, gwProm, "pfs_events_waits_count_total",
 			map[string]string{"pfs_event_name": workload.MutexName, "instance": "chain", "job": serviceName}, requests)

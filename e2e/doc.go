@@ -7,15 +7,18 @@
 //     127.0.0.1 free ports, receiving what exporter.StartOTLP sends from
 //     service instances running package workload in-process: what its file
 //     exporter writes (OTLP JSON lines) is checked against the tables the
-//     values were read from, and what Debian's Prometheus scrapes from its
-//     prometheus exporter against the same values, per instance and summed
-//     across two. TestCollectorRestart stops and restarts the Collector under
-//     load.
+//     values were read from (sums, gauges, digest histograms and their
+//     exemplars) and the spans against the requests (in the caller's trace,
+//     SQL under request, waits as events); what Debian's Prometheus scrapes
+//     from its prometheus exporter against the same values, per instance and
+//     summed across two. TestCollectorRestart stops and restarts the
+//     Collector under load.
 //   - Every configuration in ../otelcol-config, validated by that Collector
 //     and run (agent to gateway, and the README's single Collector with
 //     cmd/otlpload).
-//   - TestJaeger, run by make e2e-jaeger only: a trace through the Collector
-//     into a real Jaeger v2 (jaeger/build.sh), read back from its query API.
+//   - TestJaeger, run by make e2e-jaeger only: otelpfs's spans inside a
+//     caller's trace, through the Collector into a real Jaeger v2
+//     (jaeger/build.sh), read back from its query API.
 //
 // The tests that need the Collector or Prometheus fail when the binary is
 // missing, saying how to get it (make otelcol; apt-get install prometheus),

@@ -17,6 +17,7 @@ import (
 	"github.com/otelpfs/otelpfs/pfscore"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // serviceName is the service.name of the test's service instances.
@@ -46,7 +47,7 @@ func newInstance(t *testing.T, id, endpoint string, interval time.Duration) *ins
 	t.Cleanup(func() { svc.Close() })
 	otl, err := exporter.StartOTLP(context.Background(), s,
 		exporter.WithEndpoint(endpoint), exporter.WithInsecure(true),
-		exporter.WithExportInterval(interval),
+		exporter.WithExportInterval(interval), exporter.WithSpanInterval(interval),
 		exporter.WithServiceName(serviceName),
 		exporter.WithResourceAttributes(
 			attribute.String("service.instance.id", id),
@@ -62,8 +63,9 @@ func newInstance(t *testing.T, id, endpoint string, interval time.Duration) *ins
 	return &instance{id: id, svc: svc, otl: otl}
 }
 
-// run serves n requests on two goroutines.
-func (in *instance) run(t *testing.T, n int) {
+// run serves n requests on two goroutines, with ctx (and the span it may
+// carry).
+func (in *instance) run(ctx context.Context, t *testing.T, n int) {
 	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -72,7 +74,7 @@ func (in *instance) run(t *testing.T, n int) {
 		go func() {
 			defer wg.Done()
 			for i := g; i < n; i += 2 {
-				if err := in.svc.Request(context.Background()); err != nil {
+				if err := in.svc.Request(ctx); err != nil {
 					errs <- err
 				}
 			}
@@ -336,21 +338,27 @@ func checkWorkload(t *testing.T, got map[string]point, inst string, n int) {
 	}
 }
 
-// TestCollectorExport sends two service instances' tables through a real
-// Collector over OTLP, and checks what its file exporter wrote against the
-// tables (and the workload's own counts), then what Prometheus scraped
-// from its prometheus exporter: each instance's value, and a digest summed
-// across both.
+// TestCollectorExport sends two service instances' tables and history
+// through a real Collector over OTLP, and checks what its file exporter
+// wrote against the tables (and the workload's own counts): values,
+// histograms, exemplars, spans; then what Prometheus scraped from its
+// prometheus exporter: each instance's value, and a digest summed across
+// both.
 func TestCollectorExport(t *testing.T) {
 	col := startCollector(t, otelcolBinary(t), "", "", "")
 	prom := startPrometheus(t, prometheusBinary(t), col.prom)
 
 	requests := map[string]int{"a": 40, "b": 25}
+	// Instance a serves its requests inside a span of the caller's (a
+	// remote parent: an upstream service's); instance b outside any.
+	parents := map[string]trace.SpanContext{"a": trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{0xe2, 0xe0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14},
+		SpanID:  trace.SpanID{0xe2, 0xe0, 1, 2, 3, 4, 5, 6}, TraceFlags: trace.FlagsSampled, Remote: true})}
 	insts := map[string]*instance{}
 	for id, n := range requests {
 		in := newInstance(t, id, col.otlp, 200*time.Millisecond)
 		insts[id] = in
-		in.run(t, n)
+		in.run(trace.ContextWithRemoteSpanContext(context.Background(), parents[id]), t, n)
 	}
 	want := map[string][]expect{}
 	for id, in := range insts {
@@ -367,25 +375,10 @@ func TestCollectorExport(t *testing.T) {
 		checkWorkload(t, got, id, n)
 	}
 
-	// Spans: none are sent yet (history as spans is not exported); any that
-	// arrive carry their instance's resource.
-	trs, err := loadTraces(filepath.Join(col.out, "traces.jsonl"))
-	if err != nil {
-		t.Fatal(err)
+	for id, in := range insts {
+		checkHistograms(t, got, id, in.svc.Schema(), parents[id])
 	}
-	spans := 0
-	for _, tr := range trs {
-		for _, rs := range tr.ResourceSpans().All() {
-			res := attrMap(rs.Resource().Attributes())
-			if res["service.name"] != serviceName || requests[res["service.instance.id"]] == 0 {
-				t.Errorf("spans from an unknown resource: %v", res)
-			}
-			for _, ss := range rs.ScopeSpans().All() {
-				spans += ss.Spans().Len()
-			}
-		}
-	}
-	t.Logf("%d spans arrived", spans)
+	checkSpans(t, filepath.Join(col.out, "traces.jsonl"), requests, parents)
 
 	// Prometheus: one series per instance, and the fleet's sum by digest.
 	const perInstance = `pfs_events_statements_by_digest_count_total{db_query_summary="` + workload.SelectDigest + `"}`
@@ -426,4 +419,134 @@ func TestCollectorExport(t *testing.T) {
 			}
 			return nil
 		})
+}
+
+// checkHistograms checks an instance's digest histograms against
+// events_statements_histogram_by_digest: the engine's 450 buckets, each
+// counted in the explicit bucket that holds its upper bound; the count and
+// sum against the summary; and, for an instance whose requests ran inside a
+// span, the exemplar (the query sample) pointing at that span.
+func checkHistograms(t *testing.T, got map[string]point, inst string, s *pfscore.Schema, parent trace.SpanContext) {
+	t.Helper()
+	digests, err := rows(s, "events_statements_summary_by_digest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine := pfscore.StatementHistogramBounds()
+	for _, r := range digests {
+		schema, _ := r["SCHEMA_NAME"].(string)
+		dg, text := r["DIGEST"].(string), r["DIGEST_TEXT"].(string)
+		ps := find(got, inst, "pfs.events_statements.by_digest.duration", map[string]string{"pfs.digest": dg})
+		if len(ps) != 1 {
+			t.Errorf("instance %s, %s: %d histogram points", inst, text, len(ps))
+			continue
+		}
+		p := ps[0]
+		counts, ok := s.DigestHistogram(schema, dg)
+		if !ok {
+			t.Fatalf("instance %s, %s: no histogram in the table", inst, text)
+		}
+		want := make([]uint64, len(p.bounds)+1)
+		var total uint64
+		for i, c := range counts {
+			up := bridge.Seconds(engine[min(i+1, len(engine)-1)])
+			j := 0
+			for j < len(p.bounds) && up > p.bounds[j] {
+				j++
+			}
+			want[j] += c
+			total += c
+		}
+		if p.kind != pmetric.MetricTypeHistogram || !p.cumul || p.start.IsZero() || p.unit != "s" {
+			t.Errorf("instance %s, %s: kind %v, cumulative %v, start %v, unit %q", inst, text, p.kind, p.cumul, p.start, p.unit)
+		}
+		if !slices.Equal(p.bounds, bridge.DefaultStatementBuckets) || !slices.Equal(p.buckets, want) {
+			t.Errorf("instance %s, %s: bounds %v buckets %v; want bounds %v buckets %v (from the engine's)",
+				inst, text, p.bounds, p.buckets, bridge.DefaultStatementBuckets, want)
+		}
+		if p.count != total || p.count != num(r["COUNT_STAR"]) || !sameFloat(p.sum, bridge.Seconds(num(r["SUM_TIMER_WAIT"]))) {
+			t.Errorf("instance %s, %s: count %d sum %v; engine buckets %d, COUNT_STAR %d, SUM_TIMER_WAIT %v s",
+				inst, text, p.count, p.sum, total, num(r["COUNT_STAR"]), bridge.Seconds(num(r["SUM_TIMER_WAIT"])))
+		}
+		switch {
+		case !parent.IsValid():
+			if len(p.exemplars) != 0 {
+				t.Errorf("instance %s, %s: exemplars %+v, but no request ran in a span", inst, text, p.exemplars)
+			}
+		case len(p.exemplars) != 1 || p.exemplars[0].traceID != parent.TraceID().String() ||
+			p.exemplars[0].spanID != parent.SpanID().String() || p.exemplars[0].value <= 0:
+			t.Errorf("instance %s, %s: exemplars %+v, want one in span %s of trace %s",
+				inst, text, p.exemplars, parent.SpanID(), parent.TraceID())
+		}
+	}
+}
+
+// checkSpans waits until the Collector's traces file holds every
+// instance's spans, then checks them: a span per request (RouteDigest),
+// placed in the trace of the span the request ran in (or a root), with its
+// mutex wait as an event; a span per SQL statement, the child of its
+// request's span.
+func checkSpans(t *testing.T, path string, requests map[string]int, parents map[string]trace.SpanContext) {
+	t.Helper()
+	total := 0
+	for _, n := range requests {
+		total += n + n + (n+3)/4
+	}
+	var all []span
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		trs, err := loadTraces(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if all = spans(trs); len(all) >= total {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d spans in %s after 30 s, want %d", len(all), path, total)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for inst, n := range requests {
+		byID := map[string]span{}
+		names := map[string]int{}
+		for _, sp := range all {
+			if sp.instance() == inst {
+				byID[sp.spanID] = sp
+				names[sp.name]++
+			}
+		}
+		want := map[string]int{workload.RouteDigest: n, workload.SelectDigest: n, workload.InsertDigest: (n + 3) / 4}
+		if !maps.Equal(names, want) {
+			t.Errorf("instance %s: spans by name %v, want %v", inst, names, want)
+		}
+		parent := parents[inst]
+		for _, sp := range byID {
+			if sp.resource["service.name"] != serviceName || !sp.start.Before(sp.end) {
+				t.Errorf("instance %s: span %s: resource %v, %v to %v", inst, sp.name, sp.resource, sp.start, sp.end)
+			}
+			switch sp.name {
+			case workload.RouteDigest:
+				if parent.IsValid() && (sp.traceID != parent.TraceID().String() || sp.parent != parent.SpanID().String()) {
+					t.Errorf("instance %s: request span in trace %s under %s, want trace %s under %s",
+						inst, sp.traceID, sp.parent, parent.TraceID(), parent.SpanID())
+				}
+				if !parent.IsValid() && sp.parent != "" {
+					t.Errorf("instance %s: request span under %s, want a root", inst, sp.parent)
+				}
+				if !slices.Contains(sp.events, workload.MutexName) {
+					t.Errorf("instance %s: request span's events %v, want %s", inst, sp.events, workload.MutexName)
+				}
+			default:
+				req, ok := byID[sp.parent]
+				if !ok || req.name != workload.RouteDigest || req.traceID != sp.traceID {
+					t.Errorf("instance %s: span %s (trace %s) under %s, want its request's span", inst, sp.name, sp.traceID, sp.parent)
+				}
+				if sp.attrs["db.query.summary"] != sp.name || sp.start.Before(req.start) || sp.end.After(req.end) {
+					t.Errorf("instance %s: span %s: db.query.summary %q, %v to %v, its request %v to %v",
+						inst, sp.name, sp.attrs["db.query.summary"], sp.start, sp.end, req.start, req.end)
+				}
+			}
+		}
+	}
 }

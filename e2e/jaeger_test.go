@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -71,13 +72,15 @@ func jaegerTrace(addr, traceID string) ([]jaegerSpan, error) {
 	return out, nil
 }
 
-// TestJaeger sends a trace through the Collector configured as
+// TestJaeger sends a request's trace through the Collector configured as
 // otelcol-config/jaeger.yaml (merged with prometheus.yaml, as the README
 // runs it) into a real Jaeger v2, and reads it back from Jaeger's query
-// API: a request span with a statement span inside it and a wait as a span
-// event. The trace is made with the OpenTelemetry SDK, in the shape the
-// span pipeline gives a statement; otelpfs's own spans (history as spans)
-// are not exported yet, and this test is where to check them once they are.
+// API. The request's own span comes from the OpenTelemetry SDK (an HTTP
+// server span, as a service's middleware makes); inside it the workload
+// serves three requests, and otelpfs's spans (exporter.StartOTLP, from the
+// history tables) must land in that trace: each request statement a child
+// of the server span with its mutex wait as an event (a log, in Jaeger's
+// words), each SQL statement a child of its request.
 // Run by make e2e-jaeger; skipped unless OTELPFS_JAEGER is set.
 func TestJaeger(t *testing.T) {
 	jbin := os.Getenv(envJaeger)
@@ -111,25 +114,25 @@ func TestJaeger(t *testing.T) {
 		t.Fatal(err)
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp),
-		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", serviceName+"-jaeger"))))
+		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", serviceName+"-frontend"))))
 	defer tp.Shutdown(ctx)
-	tr := tp.Tracer("github.com/otelpfs/otelpfs/e2e")
-	rctx, req := tr.Start(ctx, "GET /users/{id}", trace.WithSpanKind(trace.SpanKindServer))
-	_, stmt := tr.Start(rctx, workload.SelectDigest, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attribute.String("db.query.summary", workload.SelectDigest)))
-	stmt.AddEvent(workload.MutexName, trace.WithAttributes(attribute.Float64("pfs.timer_wait", 0.000012)))
-	stmt.End()
-	req.End()
+
+	const requests = 3
+	in := newInstance(t, "jaeger", otlp, 200*time.Millisecond)
+	rctx, root := tp.Tracer("github.com/otelpfs/otelpfs/e2e").Start(ctx, "GET /kv", trace.WithSpanKind(trace.SpanKindServer))
+	in.run(rctx, t, requests)
+	root.End()
 	if err := tp.ForceFlush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	traceID := req.SpanContext().TraceID().String()
+	in.flush(t)
+	traceID := root.SpanContext().TraceID().String()
 
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		spans, err := jaegerTrace(jQuery, traceID)
 		if err == nil {
-			if err = checkJaegerTrace(spans, req.SpanContext(), stmt.SpanContext()); err == nil {
+			if err = checkJaegerTrace(spans, root.SpanContext(), requests); err == nil {
 				return
 			}
 		}
@@ -140,34 +143,48 @@ func TestJaeger(t *testing.T) {
 	}
 }
 
-// checkJaegerTrace checks that the statement span is the request span's
-// child and carries the wait as an event (a log, in Jaeger's words).
-func checkJaegerTrace(spans []jaegerSpan, req, stmt trace.SpanContext) error {
-	if len(spans) != 2 {
-		return fmt.Errorf("%d spans, want 2", len(spans))
-	}
+// checkJaegerTrace checks the trace of TestJaeger: the server span, n
+// request spans under it, each with the mutex wait as an event, and the SQL
+// statements' spans under their requests.
+func checkJaegerTrace(spans []jaegerSpan, root trace.SpanContext, n int) error {
+	byID := map[string]jaegerSpan{}
+	names := map[string]int{}
 	for _, s := range spans {
-		if s.SpanID != stmt.SpanID().String() {
-			continue
-		}
-		if s.OperationName != workload.SelectDigest {
-			return fmt.Errorf("statement span named %q", s.OperationName)
-		}
-		parent := false
+		byID[s.SpanID] = s
+		names[s.OperationName]++
+	}
+	want := map[string]int{"GET /kv": 1, workload.RouteDigest: n, workload.SelectDigest: n, workload.InsertDigest: (n + 3) / 4}
+	if !maps.Equal(names, want) {
+		return fmt.Errorf("spans by name %v, want %v", names, want)
+	}
+	parentOf := func(s jaegerSpan) string {
 		for _, r := range s.References {
-			parent = parent || (r.RefType == "CHILD_OF" && r.SpanID == req.SpanID().String())
-		}
-		if !parent {
-			return fmt.Errorf("statement span's references %+v: not a child of the request span %s", s.References, req.SpanID())
-		}
-		for _, l := range s.Logs {
-			for _, f := range l.Fields {
-				if f.Key == "event" && f.Value == workload.MutexName {
-					return nil
-				}
+			if r.RefType == "CHILD_OF" {
+				return r.SpanID
 			}
 		}
-		return fmt.Errorf("statement span without the %s event: %+v", workload.MutexName, s.Logs)
+		return ""
 	}
-	return fmt.Errorf("no span %s among %+v", stmt.SpanID(), spans)
+	for _, s := range spans {
+		switch s.OperationName {
+		case workload.RouteDigest:
+			if p := parentOf(s); p != root.SpanID().String() {
+				return fmt.Errorf("request span %s under %q, want the server span %s", s.SpanID, p, root.SpanID())
+			}
+			found := false
+			for _, l := range s.Logs {
+				for _, f := range l.Fields {
+					found = found || (f.Key == "event" && f.Value == workload.MutexName)
+				}
+			}
+			if !found {
+				return fmt.Errorf("request span %s without the %s event: %+v", s.SpanID, workload.MutexName, s.Logs)
+			}
+		case workload.SelectDigest, workload.InsertDigest:
+			if p, ok := byID[parentOf(s)]; !ok || p.OperationName != workload.RouteDigest {
+				return fmt.Errorf("%s span %s under %q, want a request span", s.OperationName, s.SpanID, parentOf(s))
+			}
+		}
+	}
+	return nil
 }

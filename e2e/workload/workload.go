@@ -1,8 +1,13 @@
 // Package workload is the instrumented service the end-to-end tests (and
-// cmd/otlpload) run: each request takes a mutex, holds a buffer of counted
-// memory, and runs SQL statements against SQLite through pfssql, on a thread
-// of its own. Every instrument reports to the Schema it is given, so two
-// Services on two Schemas are two service instances in one process.
+// cmd/otlpload) run: each request is a statement of its own (a route, on a
+// thread of its own) that takes a mutex, holds a buffer of counted memory,
+// and runs SQL statements against SQLite through pfssql. Every instrument
+// reports to the Schema it is given, so two Services on two Schemas are two
+// service instances in one process.
+//
+// Importing the package installs bridge.TraceContext as instrument's trace
+// hook: a request whose context carries an OpenTelemetry span records it,
+// and its statement's span is placed inside that trace.
 package workload
 
 import (
@@ -13,6 +18,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/otelpfs/otelpfs/bridge"
 	"github.com/otelpfs/otelpfs/instrument"
 	"github.com/otelpfs/otelpfs/instrument/pfssql"
 	"github.com/otelpfs/otelpfs/pfscore"
@@ -25,6 +31,10 @@ const (
 	MutexName  = "wait/synch/mutex/e2e/cache"
 	MemoryName = "memory/e2e/buffer"
 	ThreadName = "thread/e2e/request"
+	// RequestName is the class of the request statements, and RouteDigest
+	// their text (DIGEST_TEXT, and their spans' name).
+	RequestName = "statement/e2e/request"
+	RouteDigest = "GET /kv/{k}"
 	// BufferSize is the bytes each request allocates on MemoryName.
 	BufferSize = 4096
 	// Held is how many requests' buffers stay allocated after their
@@ -39,12 +49,18 @@ const (
 	InsertDigest = "INSERT INTO `kv` ( `k` , `v` ) VALUES (...)"
 )
 
-// NewSchema returns a Schema for the workload: the environment ignored, and
-// its mutex and memory classes enabled and timed.
+func init() { instrument.SetTraceHook(bridge.TraceContext) }
+
+// NewSchema returns a Schema for the workload: the environment ignored, its
+// mutex and memory classes enabled and timed, and the consumers on that
+// make history into spans (statements, with their waits as events).
 func NewSchema() (*pfscore.Schema, error) {
 	return pfscore.New(pfscore.WithoutEnvironment(),
 		pfscore.WithInstrument("wait/synch/mutex/e2e/%=ON"),
-		pfscore.WithInstrument("memory/e2e/%=ON"))
+		pfscore.WithInstrument("memory/e2e/%=ON"),
+		pfscore.WithConsumer(pfscore.ConsumerEventsWaitsCurrent, true),
+		pfscore.WithConsumer(pfscore.ConsumerEventsWaitsHistoryLong, true),
+		pfscore.WithConsumer(pfscore.ConsumerEventsStatementsHistoryLong, true))
 }
 
 // A Service is one instrumented service instance on one Schema.
@@ -53,6 +69,7 @@ type Service struct {
 	in    instrument.SharedOption
 	cache *instrument.Mutex
 	bufs  *instrument.MemoryClass
+	reqs  *instrument.StatementClass
 	db    *sql.DB
 
 	mu   sync.Mutex // guards held and n (a plain mutex: not part of the workload)
@@ -78,7 +95,8 @@ func New(s *pfscore.Schema, dir string) (*Service, error) {
 	db.SetMaxOpenConns(1) // SQLite: one writer
 	return &Service{s: s, in: in, db: db,
 		cache: instrument.NewMutex(MutexName, in),
-		bufs:  instrument.NewMemoryClass(MemoryName, in)}, nil
+		bufs:  instrument.NewMemoryClass(MemoryName, in),
+		reqs:  instrument.NewStatementClass(RequestName, in)}, nil
 }
 
 // Keys is how many rows the table starts with; requests read them.
@@ -106,12 +124,20 @@ func seed(path string) error {
 // Schema returns the Schema the service reports to.
 func (w *Service) Schema() *pfscore.Schema { return w.s }
 
-// Request serves one request: a thread for it, the cache mutex, a
-// BufferSize buffer, an INSERT (of a new key) for every fourth request and
-// a SELECT of one of the first Keys rows for every request.
-func (w *Service) Request(ctx context.Context) error {
+// Request serves one request: a thread for it and a RouteDigest statement
+// in which it takes the cache mutex, allocates a BufferSize buffer, INSERTs
+// a new key every fourth request and SELECTs one of the first Keys rows.
+func (w *Service) Request(ctx context.Context) (err error) {
 	ctx, t := instrument.StartThread(ctx, ThreadName, w.in, instrument.WithUser("e2e"), instrument.WithHost("localhost"))
 	defer t.End()
+	st := w.reqs.Start(ctx, RouteDigest)
+	defer func() {
+		var res instrument.StatementResult
+		if err != nil {
+			res.Errors, res.Message = 1, err.Error()
+		}
+		st.End(res)
+	}()
 
 	w.cache.LockCtx(ctx)
 	w.mu.Lock()
@@ -129,7 +155,7 @@ func (w *Service) Request(ctx context.Context) error {
 		}
 	}
 	var v string
-	err := w.db.QueryRowContext(ctx, fmt.Sprintf("SELECT v FROM kv WHERE k = %d", n%Keys)).Scan(&v)
+	err = w.db.QueryRowContext(ctx, fmt.Sprintf("SELECT v FROM kv WHERE k = %d", n%Keys)).Scan(&v)
 
 	w.mu.Lock()
 	w.held = append(w.held, buf)

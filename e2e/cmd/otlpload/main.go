@@ -2,8 +2,11 @@
 // mutex, counted memory, SQL statements on SQLite through pfssql; package
 // workload) as one or more service instances, and exports each instance's
 // performance-schema tables over OTLP gRPC with exporter.StartOTLP, for
-// -duration. It is what otelcol-config/README.md runs to put otelpfs
-// metrics in a Collector, and from there in Prometheus.
+// -duration: the summaries as metrics, and each request as a trace (its
+// statement's span, its SQL statements' spans under it, its mutex wait as
+// an event). It is what otelcol-config/README.md runs to put otelpfs
+// metrics and spans in a Collector, and from there in Prometheus and
+// Jaeger.
 //
 //	cd e2e && go run ./cmd/otlpload -duration 2m -instances 2
 //
