@@ -13,7 +13,7 @@ BENCH      ?= .
 BENCHCOUNT ?= 10
 BENCHTIME  ?= 1s
 
-.PHONY: all demo test unit race portable arm64 nested benchsmoke bench e2e lint fmt mutation
+.PHONY: all demo test unit race portable arm64 nested benchsmoke bench e2e e2e-jaeger otelcol e2e-otelcol lint fmt mutation
 
 all: test
 
@@ -48,9 +48,23 @@ arm64:
 		GOARCH=arm64 $(GO) test -count=1 -short -exec qemu-aarch64 $(ARM64_PKGS); \
 	else echo "arm64: qemu-aarch64 not installed (apt-get install qemu-user); skipped"; fi
 
-nested:
+# The end-to-end tests run a real OpenTelemetry Collector (built by the
+# otelcol target, then cached) and Debian's prometheus; without either they
+# fail and say how to get it, unless OTELPFS_E2E=skip.
+E2E_TIMEOUT ?= 15m
+E2E_ENV      = OTELPFS_OTELCOL=$$(bash otelcol/build.sh --path)
+nested: e2e-otelcol
 	cd bench && $(GO) test -count=1 ./...
-	cd e2e && $(GO) test -count=1 ./...
+	cd e2e && $(E2E_ENV) $(GO) test -count=1 -timeout $(E2E_TIMEOUT) ./...
+
+## otelcol: build the OpenTelemetry Collector of e2e/otelcol/manifest.yaml (about 5 min the first time; cached by the manifest's hash)
+otelcol:
+	@bash e2e/otelcol/build.sh
+
+# The Collector for nested and e2e: built unless OTELPFS_E2E=skip.
+e2e-otelcol:
+	@if [ "$(OTELPFS_E2E)" = skip ]; then echo "OTELPFS_E2E=skip: the Collector is not built; the tests that need it skip"; \
+	else bash e2e/otelcol/build.sh >/dev/null; fi
 
 # Every benchmark once, so none of them rots.
 benchsmoke:
@@ -62,9 +76,14 @@ bench:
 	cd bench && $(GO) test -run='^$$' -bench='$(BENCH)' -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) . | tee bench.txt
 	cd bench && $(BENCHSTAT) bench.txt
 
-## e2e: end-to-end tests (verbose)
-e2e:
-	cd e2e && $(GO) test -count=1 -v ./...
+## e2e: end-to-end tests (verbose): pfs, the demo, a real Collector and Prometheus
+e2e: e2e-otelcol
+	cd e2e && $(E2E_ENV) $(GO) test -count=1 -v -timeout $(E2E_TIMEOUT) ./...
+
+## e2e-jaeger: Jaeger v2 (built once, about 6 min and 2 GB of memory; cached) behind the Collector; not part of test
+e2e-jaeger: otelcol
+	bash e2e/jaeger/build.sh
+	cd e2e && $(E2E_ENV) OTELPFS_JAEGER=$$(bash jaeger/build.sh --path) $(GO) test -count=1 -v -timeout $(E2E_TIMEOUT) -run 'Jaeger' ./...
 
 ## lint: gofmt, go vet and staticcheck on every module
 lint:

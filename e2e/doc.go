@@ -1,6 +1,30 @@
 // Package e2e holds otelpfs's end-to-end tests: they build and run the real
-// programs (pfs, the demo service) and, as the exporter lands, a real
-// OpenTelemetry Collector, and check what comes out the other end. It is a
-// module of its own so that test-only dependencies never enter the library's
-// go.mod.
+// programs and check what comes out the other end.
+//
+//   - pfs and the demo service (examples/demo), built as a user builds them.
+//   - A real OpenTelemetry Collector (v0.155.0, built from otelcol/manifest.yaml
+//     by otelcol/build.sh, cached by the manifest's hash; make otelcol) on
+//     127.0.0.1 free ports, receiving what exporter.StartOTLP sends from
+//     service instances running package workload in-process: what its file
+//     exporter writes (OTLP JSON lines) is checked against the tables the
+//     values were read from (sums, gauges, digest histograms and their
+//     exemplars) and the spans against the requests (in the caller's trace,
+//     SQL under request, waits as events); what Debian's Prometheus scrapes
+//     from its prometheus exporter against the same values, per instance and
+//     summed across two. TestCollectorRestart stops and restarts the
+//     Collector under load.
+//   - Every configuration in ../otelcol-config, validated by that Collector
+//     and run (agent to gateway, and the README's single Collector with
+//     cmd/otlpload).
+//   - TestJaeger, run by make e2e-jaeger only: otelpfs's spans inside a
+//     caller's trace, through the Collector into a real Jaeger v2
+//     (jaeger/build.sh), read back from its query API.
+//
+// The tests that need the Collector or Prometheus fail when the binary is
+// missing, saying how to get it (make otelcol; apt-get install prometheus),
+// unless OTELPFS_E2E=skip. OTELPFS_OTELCOL and OTELPFS_PROMETHEUS name the
+// binaries; make test and make e2e set the first.
+//
+// It is a module of its own so that test-only dependencies (the OTLP trace
+// exporter, pdata's JSON readers) never enter the library's go.mod.
 package e2e
