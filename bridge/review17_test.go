@@ -232,4 +232,3 @@ func TestReview17HistogramTruncateKeepsOldSum(t *testing.T) {
 		t.Errorf("after the histogram TRUNCATE: count %d sum %vs", hp.Count, hp.Sum)
 	}
 }
-
