@@ -232,3 +232,49 @@ func TestReview17HistogramTruncateKeepsOldSum(t *testing.T) {
 		t.Errorf("after the histogram TRUNCATE: count %d sum %vs", hp.Count, hp.Sum)
 	}
 }
+
+// TestReview17UnsortedViewBoundaries: a view (a hand-written
+// sdkmetric.View function) on
+// pfs.events_statements.by_digest.duration with explicit boundaries that
+// are not increasing ([1, 0.001, NaN]) is taken as it is
+// (newDigestHist: only len(e.Boundaries) > 0 is checked; views.go classify
+// checks nothing): NewProducer returns no error, the histogram points are
+// exported with those Bounds (invalid OTLP: the SDK itself refuses such an
+// aggregation, AggregationExplicitBucketHistogram.err "non-monotonic
+// boundaries"), and slices.BinarySearch over unsorted bounds puts the
+// engine's buckets in arbitrary slots. viewconf.Parse checks its own
+// boundaries; WithViews does not.
+// Fails: "NewProducer took boundaries [1 0.001 NaN] and exported Bounds [1 0.001 NaN]".
+func TestReview17UnsortedViewBoundaries(t *testing.T) {
+	s, err := pfscore.New(pfscore.WithoutEnvironment())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bounds := []float64{1, 0.001, math.NaN()}
+	// A View is any function (sdkmetric.NewView would drop this
+	// aggregation; a hand-written view does not).
+	v := func(i sdkmetric.Instrument) (sdkmetric.Stream, bool) {
+		if i.Name != digestHistogramMetric {
+			return sdkmetric.Stream{}, false
+		}
+		return sdkmetric.Stream{Name: i.Name, Aggregation: sdkmetric.AggregationExplicitBucketHistogram{Boundaries: bounds}}, true
+	}
+	p, err := NewProducer(s, WithViews(v))
+	if err != nil {
+		return // rejected with an error: fine
+	}
+	th := s.NewThread(s.MustRegister("thread/app/worker"), pfscore.ThreadOptions{})
+	defer th.End()
+	st := s.StartSQL(th, pfscore.StatementInfo{Text: "SELECT a FROM t", Schema: "shop"})
+	st.EndAt(st.Now()+5e9, pfscore.StatementResult{RowsSent: 1})
+	h := &r17{t: t, s: s, p: p}
+	hp, ok := r17hist(h.collect(), "SELECT `a` FROM `t`")
+	if !ok {
+		t.Fatal("no histogram point")
+	}
+	for i := 1; i < len(hp.Bounds); i++ {
+		if !(hp.Bounds[i] > hp.Bounds[i-1]) {
+			t.Fatalf("NewProducer took boundaries %v and exported Bounds %v", bounds, hp.Bounds)
+		}
+	}
+}
