@@ -5,8 +5,12 @@ package exporter
 // (commit 40cfb08); each says what it shows and how it fails.
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/otelpfs/otelpfs/bridge"
+	"github.com/otelpfs/otelpfs/pfscore"
 )
 
 // TestReview17MillisOverflow: envMillis (and the TIMEOUT parsing in
@@ -43,5 +47,40 @@ func TestReview17MillisOverflow(t *testing.T) {
 				t.Errorf("%s=%s: %v, no error", name, v, d)
 			}
 		}
+	}
+}
+
+// TestReview17ForceFlushHangsAfterShutdown: forceFlush waits (drain) until
+// p.finished reaches the spans enqueued when it began. shutdown, after its
+// own drain gives up, drops what is left in the queue (p.n = 0, counted
+// lost) without moving p.finished or closing p.progress, and stops the
+// sender: a ForceFlush running meanwhile waits for spans that no one will
+// ever finish, until its context ends, for ever with
+// context.Background(). Here the endpoint refuses connections (the sender
+// retries in backoff), 1,000 spans are queued (two batches), a
+// ForceFlush(context.Background()) starts, then Shutdown with 200 ms.
+// Fails: "ForceFlush still waiting 5s after Shutdown returned".
+func TestReview17ForceFlushHangsAfterShutdown(t *testing.T) {
+	s, err := pfscore.New(pfscore.WithoutEnvironment())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := startTraces(s, traceConfig{endpoint: "127.0.0.1:1", insecure: true, interval: time.Hour,
+		timeout: 200 * time.Millisecond, retryInitial: 500 * time.Millisecond, retryMax: 500 * time.Millisecond,
+		retryElapsed: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.enqueue(make([]bridge.Span, 1000))
+	flushed := make(chan error, 1)
+	go func() { flushed <- p.forceFlush(context.Background()) }()
+	time.Sleep(100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_ = p.shutdown(ctx)
+	select {
+	case <-flushed:
+	case <-time.After(5 * time.Second):
+		t.Error("ForceFlush still waiting 5s after Shutdown returned")
 	}
 }
