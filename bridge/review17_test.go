@@ -79,7 +79,7 @@ func r17sum(t *testing.T, ms map[string]metricdata.Metrics, name string, key att
 			return true
 		}
 		x, has := a.Value(key)
-		return has && x.Emit() == want
+		return has && x.String() == want
 	}
 	switch d := m.Data.(type) {
 	case metricdata.Sum[int64]:
