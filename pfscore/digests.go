@@ -295,6 +295,13 @@ type digestStats struct {
 
 func (d *digestStats) init() { d.min.Store(math.MaxUint64) }
 
+// spanRef is an OpenTelemetry span's ids, if ok.
+type spanRef struct {
+	ok    bool
+	trace [16]byte
+	span  [8]byte
+}
+
 // querySample is a digest's QUERY_SAMPLE_*: immutable, replaced whole.
 type querySample struct {
 	text      string // at most max_sql_text_length bytes
@@ -431,12 +438,10 @@ const lastSeenGrain = 1_000_000_000
 // so: there is none, this statement waited longer, or the sample is older
 // than the maximum age (ps; 0: no limit).
 //
-// row is the statement's current row, whose TRACE_ID and SPAN_ID, if it
-// has them, the sample keeps (nil: none): the slowest recent execution of
-// a digest, with its trace, is the exemplar the bridge exports. The owner
-// of row is the goroutine ending the statement, so its cells hold this
-// statement's values.
-func (d *digestStats) maybeSample(text string, timed bool, wait, end, maxAge, maxText uint64, row *stmtSlot) {
+// span is the OpenTelemetry span the statement ran in, which the sample
+// keeps: the slowest recent execution of a digest, with its trace, is the
+// exemplar the bridge exports.
+func (d *digestStats) maybeSample(text string, timed bool, wait, end, maxAge, maxText uint64, span *spanRef) {
 	cur := d.sample.Load()
 	if cur != nil && !(timed && wait > cur.wait) && !(maxAge != 0 && end > cur.seen && end-cur.seen > maxAge) {
 		return
@@ -446,11 +451,8 @@ func (d *digestStats) maybeSample(text string, timed bool, wait, end, maxAge, ma
 	for l := d.last.Load(); end > l && !d.last.CompareAndSwap(l, end); l = d.last.Load() {
 	}
 	q := &querySample{seen: end, wait: wait}
-	if c := row; c != nil && c.cells[qMisc].Load()&qfHasTrace != 0 {
-		q.traced = true
-		binary.LittleEndian.PutUint64(q.trace[0:], c.cells[qTrace0].Load())
-		binary.LittleEndian.PutUint64(q.trace[8:], c.cells[qTrace1].Load())
-		binary.LittleEndian.PutUint64(q.span[:], c.cells[qSpan].Load())
+	if span != nil && span.ok {
+		q.traced, q.trace, q.span = true, span.trace, span.span
 	}
 	q.text, q.truncated = clipText(text, int(maxText)) // text is the entry's copy, or cut and copied
 	d.sample.CompareAndSwap(cur, q)                    // a concurrent replacement wins: one sample is as good as another

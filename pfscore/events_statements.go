@@ -453,8 +453,9 @@ func (st *Statement) EndAt(end uint64, r StatementResult) {
 		end = hwclock.Cycle.Now() // for LAST_SEEN
 	}
 	done := stmtDropped
+	var span spanRef // the current row's trace, copied by endStatement
 	if st.meta&sfThread != 0 {
-		done = st.t.endStatement(st, timed, wait, end, &r)
+		done = st.t.endStatement(st, timed, wait, end, &r, &span)
 	}
 	switch done {
 	case stmtStale:
@@ -467,8 +468,7 @@ func (st *Statement) EndAt(end uint64, r StatementResult) {
 		rec := s.digestRecord(st.entry, d, st.schema, end)
 		rec.stats.aggregate(timed, wait, end, &r)
 		if st.meta&sfEvent != 0 {
-			rec.stats.maybeSample(st.entry.text, timed, wait, end, s.sampleAgePicos, uint64(s.cfg.maxSQLText),
-				&st.t.stmtRows[st.meta.level()])
+			rec.stats.maybeSample(st.entry.text, timed, wait, end, s.sampleAgePicos, uint64(s.cfg.maxSQLText), &span)
 		}
 	}
 	if timed {
@@ -479,7 +479,13 @@ func (st *Statement) EndAt(end uint64, r StatementResult) {
 // endStatement ends the thread part of st: statistics, the row closed and
 // copied to history, the stack popped. It says what it did (stmtCounted,
 // stmtDropped, stmtStale).
-func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *StatementResult) int {
+//
+// When the statement had a current row, endStatement copies the row's
+// TRACE_ID and SPAN_ID to span (for the digest's query sample): in the
+// write section, where the row is still this statement's. After it, the
+// thread may run another statement, or end and lend its storage to another
+// thread.
+func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *StatementResult, span *spanRef) int {
 	if t.ended.Load() {
 		t.s.threadEventsLost.Add(1)
 		return stmtDropped
@@ -525,6 +531,12 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *St
 	msg, _ := clipText(r.Message, t.s.cfg.maxSQLText)
 	slot := &t.stmtRows[level]
 	c := &slot.cells
+	if c[qMisc].Load()&qfHasTrace != 0 {
+		span.ok = true
+		binary.LittleEndian.PutUint64(span.trace[0:], c[qTrace0].Load())
+		binary.LittleEndian.PutUint64(span.trace[8:], c[qTrace1].Load())
+		binary.LittleEndian.PutUint64(span.span[:], c[qSpan].Load())
+	}
 	slot.seq.BeginWrite()
 	c[qEndEventID].Set(t.eventID) // the last EVENT_ID so far, +1
 	c[qTimerEnd].Set(end)

@@ -122,9 +122,9 @@ func TestHistogramTables(t *testing.T) {
 	}
 }
 
-// TestDigestHistogram: DigestHistogram and StatementHistogramGlobal give
-// the counts the histogram tables show, TRUNCATE included; an unknown or
-// malformed digest is not found.
+// TestDigestHistogram: DigestBuckets and StatementHistogramGlobal give
+// the counts the histogram tables show, TRUNCATE included (and the sum of
+// what the buckets count); an unknown or malformed digest is not found.
 func TestDigestHistogram(t *testing.T) {
 	f := newStmtFixture(t)
 	for _, q := range []string{"SELECT 1", "SELECT 2", "SELECT a FROM t"} {
@@ -141,9 +141,16 @@ func TestDigestHistogram(t *testing.T) {
 			t.Fatalf("%s: %d digests", when, len(byKey))
 		}
 		for k, want := range byKey {
-			got, ok := f.s.DigestHistogram(k.SchemaName, k.Digest)
-			if !ok || !slices.Equal(got, want) {
-				t.Errorf("%s: DigestHistogram(%q, %s) = %v, %v; the table has %v", when, k.SchemaName, k.Digest, got, ok, want)
+			got, ok := f.s.DigestBuckets(k.SchemaName, k.Digest)
+			if !ok || !slices.Equal(got.Counts, want) {
+				t.Errorf("%s: DigestBuckets(%q, %s) = %v, %v; the table has %v", when, k.SchemaName, k.Digest, got.Counts, ok, want)
+			}
+			var n uint64
+			for _, c := range got.Counts {
+				n += c
+			}
+			if n == 0 && got.Sum != 0 || n != 0 && got.Sum == 0 {
+				t.Errorf("%s: %d statements with a sum of %d ps", when, n, got.Sum)
 			}
 		}
 		var want []uint64
@@ -165,8 +172,8 @@ func TestDigestHistogram(t *testing.T) {
 	for _, c := range []struct{ schema, digest string }{
 		{d.SchemaName + "x", d.Digest}, {d.SchemaName, strings.Repeat("0", 64)}, {d.SchemaName, d.Digest[:10]}, {d.SchemaName, strings.Repeat("z", 64)},
 	} {
-		if got, ok := f.s.DigestHistogram(c.schema, c.digest); ok {
-			t.Errorf("DigestHistogram(%q, %q) found %v", c.schema, c.digest, got)
+		if got, ok := f.s.DigestBuckets(c.schema, c.digest); ok {
+			t.Errorf("DigestBuckets(%q, %q) found %v", c.schema, c.digest, got)
 		}
 	}
 	if b := StatementHistogramBounds(); len(b) != histBuckets+1 || b[1] != histBaseTimer || b[histBuckets] != math.MaxUint64 {

@@ -141,7 +141,7 @@ type Schema struct {
 	// Histogram baselines: events_statements_histogram_global's, and
 	// events_statements_histogram_by_digest's by record.
 	histGlobalBase *histCounts
-	histDigestBase map[*digestRecord]*histCounts
+	histDigestBase map[*digestRecord]*histBase
 }
 
 // advanceEpoch starts a new extremes epoch for truncation group g (see

@@ -97,7 +97,7 @@ func (s *Schema) EventsStatementsSummaryByDigest() []DigestSummary {
 	for _, r := range s.digests.Load().records(nil) {
 		st, h := r.stats.load()
 		st = st.settled()
-		h = h.sub(s.histDigestBase[r])
+		h = h.sub(s.histDigestBase[r].countsOf())
 		// FIRST_SEEN and the sample before LAST_SEEN, which their writers
 		// move first: LAST_SEEN >= FIRST_SEEN, QUERY_SAMPLE_SEEN.
 		first, q := r.stats.first.Load(), r.stats.sample.Load()
@@ -141,7 +141,7 @@ func (s *Schema) EventsStatementsHistogramByDigest() []DigestHistogramBucket {
 	var buckets []HistogramBucket
 	for _, r := range s.digests.Load().records(nil) {
 		_, h := r.stats.load()
-		h = h.sub(s.histDigestBase[r])
+		h = h.sub(s.histDigestBase[r].countsOf())
 		key := ByDigest{}
 		if r.schema != "" || r.text != "" {
 			key = ByDigest{r.schema, r.digest.Hex()}
@@ -159,28 +159,71 @@ func (s *Schema) EventsStatementsHistogramByDigest() []DigestHistogramBucket {
 // with bounds[i] <= w < bounds[i+1]; the last bound is the largest uint64.
 func StatementHistogramBounds() []uint64 { return slices.Clone(histBounds[:]) }
 
-// DigestHistogram returns the bucket counts (COUNT_BUCKET, by
-// BUCKET_NUMBER) of one digest of events_statements_histogram_by_digest,
-// as the table shows them, without making its 450 rows: schema and digest
-// are the row's SCHEMA_NAME and DIGEST (in hex). ok is false if the table
-// has no such digest (or digest is not 64 hex digits).
-func (s *Schema) DigestHistogram(schema, digestHex string) (counts []uint64, ok bool) {
+// histBase is a digest's TRUNCATE baseline of
+// events_statements_histogram_by_digest: its buckets, and the sum of the
+// waits they counted.
+type histBase struct {
+	counts histCounts
+	sum    uint64
+}
+
+func (b *histBase) countsOf() *histCounts {
+	if b == nil {
+		return nil
+	}
+	return &b.counts
+}
+
+// DigestBuckets is one digest of events_statements_histogram_by_digest as
+// a program reads it (Schema.DigestBuckets), with what an exporter needs
+// beside the buckets.
+type DigestBuckets struct {
+	// Counts is COUNT_BUCKET by BUCKET_NUMBER (see StatementHistogramBounds).
+	Counts []uint64
+	// Sum is the waits of the statements Counts counts, ps: the digest's
+	// SUM_TIMER_WAIT, less what it was at the histogram table's last
+	// TRUNCATE.
+	Sum uint64
+	// Sample is the digest's query sample: its wait (ps), when it was seen,
+	// and the OpenTelemetry span it ran in (Traced false: none).
+	SampleWait   uint64
+	SampleSeen   time.Time
+	SampleTraced bool
+	SampleTrace  [16]byte
+	SampleSpan   [8]byte
+}
+
+// DigestBuckets returns one digest of events_statements_histogram_by_digest,
+// as the table shows it, without making its 450 rows: schema and digest are
+// the row's SCHEMA_NAME and DIGEST (in hex). ok is false if the table has
+// no such digest (or digest is not 64 hex digits).
+func (s *Schema) DigestBuckets(schema, digestHex string) (b DigestBuckets, ok bool) {
 	var d digest.Digest
 	if len(digestHex) != 2*len(d) {
-		return nil, false
+		return b, false
 	}
 	if _, err := hex.Decode(d[:], []byte(digestHex)); err != nil {
-		return nil, false
+		return b, false
 	}
 	s.readMu.RLock()
 	defer s.readMu.RUnlock()
 	r := s.digests.Load().lookup(schema, &d)
 	if r == nil {
-		return nil, false
+		return b, false
 	}
-	_, h := r.stats.load()
-	h = h.sub(s.histDigestBase[r])
-	return h[:], true
+	q := r.stats.sample.Load()
+	st, h := r.stats.load()
+	base := s.histDigestBase[r]
+	h = h.sub(base.countsOf())
+	b.Counts, b.Sum = h[:], st.Sum
+	if base != nil {
+		b.Sum -= min(b.Sum, base.sum)
+	}
+	if q != nil {
+		b.SampleWait, b.SampleSeen = q.wait, hwclock.WallTime(q.seen)
+		b.SampleTraced, b.SampleTrace, b.SampleSpan = q.traced, q.trace, q.span
+	}
+	return b, true
 }
 
 // StatementHistogramGlobal returns the bucket counts of
@@ -208,10 +251,12 @@ func init() {
 		s.histDigestBase = nil
 	})
 	defineRows("events_statements_histogram_by_digest", (*Schema).EventsStatementsHistogramByDigest, func(s *Schema) {
-		base := map[*digestRecord]*histCounts{}
+		base := map[*digestRecord]*histBase{}
 		for _, r := range s.digests.Load().records(nil) {
-			h := histCounts(r.stats.hist.load())
-			base[r] = &h
+			// The sum before the buckets: its writer adds the bucket first.
+			b := &histBase{sum: r.stats.sum.Load()}
+			b.counts = histCounts(r.stats.hist.load())
+			base[r] = b
 		}
 		s.histDigestBase = base
 	})
