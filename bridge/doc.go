@@ -142,12 +142,14 @@
 // view on that name, or DefaultStatementBuckets. An engine bucket counts
 // in the explicit bucket that holds its upper bound: a statement may count
 // one engine bucket (4.7%) above its wait, never below. Count is the
-// digest's timed statements, Sum its SUM_TIMER_WAIT, and the exemplar its
+// digest's timed statements, Sum their waits, and the exemplar its
 // query sample (the slowest recent statement) with the trace and span it
 // ran in, when it ran in one (QUERY_SAMPLE_TRACE_ID): a dashboard goes from
 // a slow digest to the trace that shows why. A TRUNCATE of the histogram
 // table restarts the point (with the previous collection as StartTime); a
-// digest back in the top N restarts it at that collection. The overflow
+// digest back in the top N restarts it as its sums (at the previous
+// collection, with what it counted since), or, if its histogram was never
+// exported, at that collection. The overflow
 // series has no histogram (it would read 450 counters of every digest
 // outside the top N each collection), nor has a producer over a remote
 // Tables.

@@ -1,7 +1,8 @@
 package bridge
 
 import (
-	"encoding/hex"
+	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -29,7 +30,7 @@ import (
 // the trace and span it ran in (QUERY_SAMPLE_TRACE_ID, _SPAN_ID), so a
 // dashboard jumps from a slow digest to the trace that shows why.
 //
-// The buckets come from pfscore.Schema.DigestHistogram: a producer over
+// The buckets come from pfscore.Schema.DigestBuckets: a producer over
 // another Tables (a remote service's) exports no histograms. The overflow
 // series has none either: summing the buckets of every digest outside the
 // top N would read 450 counters for each of thousands of digests per
@@ -47,21 +48,19 @@ const digestHistogramMetric = "pfs.events_statements.by_digest.duration"
 // histogramSource is what the producer reads the buckets from: a
 // *pfscore.Schema.
 type histogramSource interface {
-	DigestHistogram(schema, digest string) ([]uint64, bool)
+	DigestBuckets(schema, digest string) (pfscore.DigestBuckets, bool)
 }
 
 // digestHist is a digest table's histogram plan: the columns it reads, and
 // where each engine bucket counts among the explicit bounds.
 type digestHist struct {
-	src                     histogramSource
-	schema, digest, sum     int // SCHEMA_NAME, DIGEST, SUM_TIMER_WAIT
-	sampleTrace, sampleSpan int // QUERY_SAMPLE_TRACE_ID, _SPAN_ID (-1: none)
-	sampleWait, sampleSeen  int // QUERY_SAMPLE_TIMER_WAIT, _SEEN
-	bounds                  []float64
-	slot                    []int // engine bucket -> explicit bucket
-	desc                    string
-	points                  []metricdata.HistogramDataPoint[float64]
-	counts                  []uint64 // scratch: one point's buckets
+	src            histogramSource
+	schema, digest int // SCHEMA_NAME, DIGEST
+	bounds         []float64
+	slot           []int // engine bucket -> explicit bucket
+	desc           string
+	points         []metricdata.HistogramDataPoint[float64]
+	counts         []uint64 // scratch: one point's buckets
 }
 
 // histState is a digest series' histogram between collections: its
@@ -77,24 +76,30 @@ type histState struct {
 }
 
 // newDigestHist returns the histogram plan of digest table tp, or nil when
-// there is nothing to export histograms from.
-func newDigestHist(t pfscore.Tables, tp *tablePlan, views *viewState) *digestHist {
+// there is nothing to export histograms from; an error if a view sets
+// bounds that are not finite and increasing.
+func newDigestHist(t pfscore.Tables, tp *tablePlan, views *viewState) (*digestHist, error) {
 	src, ok := t.(histogramSource)
 	if !ok || !tp.digest {
-		return nil
+		return nil, nil
 	}
-	h := &digestHist{src: src, schema: tp.column("SCHEMA_NAME"), digest: tp.column("DIGEST"), sum: tp.sumTimer,
-		sampleTrace: tp.column("QUERY_SAMPLE_TRACE_ID"), sampleSpan: tp.column("QUERY_SAMPLE_SPAN_ID"),
-		sampleWait: tp.column("QUERY_SAMPLE_TIMER_WAIT"), sampleSeen: tp.column("QUERY_SAMPLE_SEEN"),
+	h := &digestHist{src: src, schema: tp.column("SCHEMA_NAME"), digest: tp.column("DIGEST"),
 		bounds: DefaultStatementBuckets,
 		desc:   "latency histogram of performance_schema.events_statements_histogram_by_digest, in the explicit bounds"}
-	if h.schema < 0 || h.digest < 0 || h.sum < 0 {
-		return nil
+	if h.schema < 0 || h.digest < 0 {
+		return nil, nil
 	}
 	if views != nil {
 		r := resolve(views.views, sdkmetric.Instrument{Name: digestHistogramMetric, Unit: "s",
 			Kind: sdkmetric.InstrumentKindHistogram, Scope: instrumentation.Scope{Name: ScopeName}})
 		if e, ok := r.hist.(sdkmetric.AggregationExplicitBucketHistogram); ok && len(e.Boundaries) > 0 {
+			for i, b := range e.Boundaries {
+				// (sdkmetric.NewView checks this; a View written by hand may not.)
+				if math.IsNaN(b) || math.IsInf(b, 0) || i > 0 && !(b > e.Boundaries[i-1]) {
+					return nil, fmt.Errorf("bridge: a view gives %s the bucket boundaries %v: they must be finite and increasing",
+						digestHistogramMetric, e.Boundaries)
+				}
+			}
 			h.bounds = slices.Clone(e.Boundaries)
 		}
 	}
@@ -107,7 +112,7 @@ func newDigestHist(t pfscore.Tables, tp *tablePlan, views *viewState) *digestHis
 		h.slot[i], _ = slices.BinarySearch(h.bounds, up)
 	}
 	h.counts = make([]uint64, len(h.bounds)+1)
-	return h
+	return h, nil
 }
 
 // begin starts a collection's points.
@@ -115,35 +120,34 @@ func (h *digestHist) begin(n int) {
 	h.points = make([]metricdata.HistogramDataPoint[float64], 0, n)
 }
 
-// add appends the histogram point of a top-N digest row for series s; a
-// digest the engine no longer has (the table was truncated between the
-// reads) adds nothing. restart says the digest is back in the top N; fresh
-// is the StartTime of counts made since the previous collection.
-func (h *digestHist) add(s *series, row pfscore.Row, restart bool, fresh, now time.Time) {
+// read returns a digest row's buckets added up into the explicit bounds
+// (in h.counts), their statements and sum, and the digest's sample; false
+// for the NULL row (the statements of digests the table had no room for),
+// and for a digest the engine no longer has (the table was truncated
+// between the reads).
+func (h *digestHist) read(row pfscore.Row) (count uint64, b pfscore.DigestBuckets, ok bool) {
 	schema, _ := row[h.schema].(string)
 	dg, _ := row[h.digest].(string)
 	if dg == "" {
-		return // the NULL row: the statements of digests the table had no room for
+		return 0, b, false
 	}
-	buckets, ok := h.src.DigestHistogram(schema, dg)
-	if !ok {
-		return
+	if b, ok = h.src.DigestBuckets(schema, dg); !ok {
+		return 0, b, false
 	}
 	clear(h.counts)
-	var count uint64
-	for i, c := range buckets {
+	for i, c := range b.Counts {
 		if i < len(h.slot) {
 			h.counts[h.slot[i]] += c
 			count += c
 		}
 	}
-	sum := asUint(row[h.sum])
-	st := s.hist
-	if st == nil {
-		st = &histState{start: s.start}
-		s.hist = st
-	}
-	reset := sum < st.lastSum || len(st.last) != len(h.counts)
+	return count, b, true
+}
+
+// observe records the buckets and sum a digest's histogram shows now in
+// st, and reports whether they went down since it last did (a TRUNCATE).
+func (h *digestHist) observe(st *histState, sum uint64) (reset bool) {
+	reset = sum < st.lastSum || len(st.last) != len(h.counts)
 	for i := range st.last {
 		if !reset && h.counts[i] < st.last[i] {
 			reset = true
@@ -151,15 +155,55 @@ func (h *digestHist) add(s *series, row pfscore.Row, restart bool, fresh, now ti
 	}
 	st.last = append(st.last[:0], h.counts...)
 	st.lastSum = sum
-	switch {
-	case restart: // back in the top N: count from now
-		st.start, st.offCounts, st.offSum = now, slices.Clone(h.counts), sum
-	case reset: // a TRUNCATE: everything counted is new
-		st.start, st.offCounts, st.offSum = fresh, nil, 0
+	return reset
+}
+
+// track follows a digest outside the top N whose histogram was exported
+// before (s.hist), so that when it comes back its histogram restarts as
+// its sums do: at the previous collection, with that collection's values
+// taken off.
+func (h *digestHist) track(s *series, row pfscore.Row) {
+	if s.hist == nil {
+		return
 	}
+	if _, b, ok := h.read(row); ok {
+		h.observe(s.hist, b.Sum)
+	}
+}
+
+// add appends the histogram point of a top-N digest row for series s.
+// back says the digest is back in the top N; fresh is the StartTime of
+// counts made since the previous collection.
+func (h *digestHist) add(s *series, row pfscore.Row, back bool, fresh, now time.Time) {
+	count, b, ok := h.read(row)
+	if !ok {
+		return
+	}
+	sum := b.Sum
+	st := s.hist
+	switch {
+	case st == nil && back:
+		// Back in the top N, its histogram never exported: count from now.
+		st = &histState{start: now, offCounts: slices.Clone(h.counts), offSum: sum}
+		h.observe(st, sum)
+	case st == nil:
+		st = &histState{start: s.start}
+		h.observe(st, sum)
+	case back:
+		// The values of the previous collection, which track kept, come
+		// off, as they do from the sums (see series).
+		st.start, st.offCounts, st.offSum = fresh, slices.Clone(st.last), st.lastSum
+		if h.observe(st, sum) {
+			st.start, st.offCounts, st.offSum = fresh, nil, 0
+		}
+	default:
+		if h.observe(st, sum) { // a TRUNCATE: everything counted is new
+			st.start, st.offCounts, st.offSum = fresh, nil, 0
+		}
+	}
+	s.hist = st
 	p := metricdata.HistogramDataPoint[float64]{Attributes: s.attrs, StartTime: st.start, Time: now,
-		Bounds: h.bounds, BucketCounts: make([]uint64, len(h.counts))}
-	copy(p.BucketCounts, h.counts)
+		Bounds: h.bounds, BucketCounts: slices.Clone(h.counts)}
 	if st.offCounts != nil {
 		count = 0
 		for i := range p.BucketCounts {
@@ -169,35 +213,11 @@ func (h *digestHist) add(s *series, row pfscore.Row, restart bool, fresh, now ti
 		sum -= min(sum, st.offSum)
 	}
 	p.Count, p.Sum = count, Seconds(sum)
-	if e, ok := h.exemplar(row, st.start); ok {
-		p.Exemplars = []metricdata.Exemplar[float64]{e}
+	if b.SampleTraced && !b.SampleSeen.Before(st.start) {
+		p.Exemplars = []metricdata.Exemplar[float64]{{Time: b.SampleSeen, Value: Seconds(b.SampleWait),
+			TraceID: slices.Clone(b.SampleTrace[:]), SpanID: slices.Clone(b.SampleSpan[:])}}
 	}
 	h.points = append(h.points, p)
-}
-
-// exemplar returns the row's query sample as an exemplar, if it ran in a
-// span and since the point's StartTime.
-func (h *digestHist) exemplar(row pfscore.Row, start time.Time) (metricdata.Exemplar[float64], bool) {
-	if h.sampleTrace < 0 || h.sampleSpan < 0 || h.sampleWait < 0 || h.sampleSeen < 0 {
-		return metricdata.Exemplar[float64]{}, false
-	}
-	tr, _ := row[h.sampleTrace].(string)
-	sp, _ := row[h.sampleSpan].(string)
-	seen, _ := row[h.sampleSeen].(string)
-	if tr == "" || sp == "" || seen == "" {
-		return metricdata.Exemplar[float64]{}, false
-	}
-	var ts pfscore.Timestamp
-	if err := ts.UnmarshalText([]byte(seen)); err != nil || ts.Time().Before(start) {
-		return metricdata.Exemplar[float64]{}, false
-	}
-	traceID, err1 := hex.DecodeString(tr)
-	spanID, err2 := hex.DecodeString(sp)
-	if err1 != nil || err2 != nil || len(traceID) != 16 || len(spanID) != 8 {
-		return metricdata.Exemplar[float64]{}, false
-	}
-	return metricdata.Exemplar[float64]{Time: ts.Time(), Value: Seconds(asUint(row[h.sampleWait])),
-		TraceID: traceID, SpanID: spanID}, true
 }
 
 // metric returns the collection's histogram metric, false if no point.

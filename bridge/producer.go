@@ -9,6 +9,7 @@ import (
 	"hash/maphash"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -120,7 +121,9 @@ func NewProducer(t pfscore.Tables, opts ...Option) (*Producer, error) {
 			}
 			names[m.name] = ti.Name
 		}
-		tp.hist = newDigestHist(t, tp, cfg.views) // histograms.go
+		if tp.hist, err = newDigestHist(t, tp, cfg.views); err != nil { // histograms.go
+			return nil, err
+		}
 		p.plans = append(p.plans, tp)
 	}
 	p.others = make([]*series, len(p.plans))
@@ -197,8 +200,8 @@ func (p *Producer) Produce(ctx context.Context) ([]metricdata.ScopeMetrics, erro
 			p.series[h] = kept
 		}
 	}
+	out = p.cfg.views.export(out, p.freshStart()) // views.go
 	p.last = now
-	out = p.cfg.views.export(out) // views.go
 	if len(out) == 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -237,8 +240,8 @@ func (p *Producer) table(out []metricdata.Metrics, pi int, tp *tablePlan, rows [
 	}
 	order := p.order[pi]
 	if len(order) != len(rows) {
+		clear(order[:cap(order)]) // what lies past the new length must not stay reachable
 		order = slices.Grow(order[:0], len(rows))[:len(rows)]
-		clear(order)
 		p.order[pi] = order
 	}
 	for i, row := range rows {
@@ -417,11 +420,31 @@ func (p *Producer) row(pi int, tp *tablePlan, row pfscore.Row) *series {
 			kvs = append(kvs, tp.keys[i].Int64(x))
 		}
 	}
-	s := &series{plan: pi, hash: h, key: slices.Clone(vals), attrs: attribute.NewSet(kvs...),
+	s := &series{plan: pi, hash: h, key: ownValues(vals), attrs: attribute.NewSet(kvs...),
 		start: p.freshStart(), last: make([]uint64, len(tp.cumul))}
 	p.series[h] = append(p.series[h], s)
 	p.count++
 	return s
+}
+
+// ownValues copies vals into values of their own: a read's Values point
+// into chunks of cells it boxed together (pfscore/box.go), which a series
+// kept between collections would keep alive, a whole read's worth each.
+func ownValues(vals []pfscore.Value) []pfscore.Value {
+	out := make([]pfscore.Value, len(vals))
+	for i, v := range vals {
+		switch x := v.(type) {
+		case string:
+			out[i] = strings.Clone(x)
+		case uint64:
+			out[i] = x
+		case int64:
+			out[i] = x
+		default:
+			out[i] = v
+		}
+	}
+	return out
 }
 
 func (p *Producer) hash(pi int, vals []pfscore.Value) uint64 {
@@ -500,6 +523,9 @@ func (p *Producer) overflow(bs []builder, pi int, tp *tablePlan, rest []pfscore.
 		}
 		p.advance(rs, tp, row)
 		rs.inRest = true
+		if tp.hist != nil {
+			tp.hist.track(rs, row)
+		}
 		for _, m := range tp.measures {
 			v := asUint(row[m.col])
 			switch m.role {

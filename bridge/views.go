@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/otelpfs/otelpfs/pfscore"
 	"go.opentelemetry.io/otel/attribute"
@@ -405,6 +406,7 @@ type viewState struct {
 	metrics  map[string]resolution    // by metric name
 	measures map[string]*measure      // the plans' measures, by metric name
 	cache    map[attrsKey]*attrsEntry // see attrs
+	sums     map[sumKey]*sumState     // see keepMonotonic
 	gen      uint64                   // the collection in progress
 	used     int                      // cache entries this collection used
 }
@@ -582,8 +584,9 @@ func (vs *viewState) attrsOf(set attribute.Set, keep attribute.Filter) (attribut
 	return out, true
 }
 
-// export applies the views to one collection's metrics, in place.
-func (vs *viewState) export(out []metricdata.Metrics) []metricdata.Metrics {
+// export applies the views to one collection's metrics, in place. fresh
+// is the StartTime of what was counted since the previous collection.
+func (vs *viewState) export(out []metricdata.Metrics, fresh time.Time) []metricdata.Metrics {
 	if vs == nil {
 		return out
 	}
@@ -598,6 +601,11 @@ func (vs *viewState) export(out []metricdata.Metrics) []metricdata.Metrics {
 				if e.gen != vs.gen {
 					delete(vs.cache, k)
 				}
+			}
+		}
+		for k, st := range vs.sums {
+			if st.gen != vs.gen {
+				delete(vs.sums, k)
 			}
 		}
 	}()
@@ -621,9 +629,15 @@ func (vs *viewState) export(out []metricdata.Metrics) []metricdata.Metrics {
 		switch d := m.Data.(type) {
 		case metricdata.Sum[int64]:
 			d.DataPoints = viewPoints(vs, d.DataPoints, mr.keep, mkey, rule)
+			if d.IsMonotonic && mr.keep != nil {
+				keepMonotonic(vs, m.Name, d.DataPoints, fresh)
+			}
 			n, m.Data = len(d.DataPoints), d
 		case metricdata.Sum[float64]:
 			d.DataPoints = viewPoints(vs, d.DataPoints, mr.keep, mkey, rule)
+			if d.IsMonotonic && mr.keep != nil {
+				keepMonotonic(vs, m.Name, d.DataPoints, fresh)
+			}
 			n, m.Data = len(d.DataPoints), d
 		case metricdata.Gauge[int64]:
 			d.DataPoints = viewPoints(vs, d.DataPoints, mr.keep, mkey, rule)
@@ -692,6 +706,50 @@ func viewPoints[N int64 | float64](vs *viewState, pts []metricdata.DataPoint[N],
 	}
 	clear(pts[len(out):])
 	return out
+}
+
+// A sumKey is a series of a metric whose attributes a view filtered.
+type sumKey struct {
+	metric string
+	attrs  attribute.Distinct
+}
+
+// sumState is what keepMonotonic remembers of such a series.
+type sumState struct {
+	last  float64
+	start time.Time
+	gen   uint64 // the last collection that saw it
+}
+
+// keepMonotonic keeps the cumulative sums of series a view filtered (and
+// maybe merged) monotonic under their StartTime: a merged series loses a
+// member when a thread ends, a digest moves to the overflow, or a row
+// drops out for being zero, and its sum then goes down. Such a series
+// restarts, as a TRUNCATE restarts a row: with fresh (the previous
+// collection) as StartTime, which a backend reads as a reset. Its
+// StartTime otherwise never moves back (a member's earlier StartTime
+// joining later does not take it back).
+func keepMonotonic[N int64 | float64](vs *viewState, metric string, pts []metricdata.DataPoint[N], fresh time.Time) {
+	if vs.sums == nil {
+		vs.sums = map[sumKey]*sumState{}
+	}
+	for i := range pts {
+		p := &pts[i]
+		k := sumKey{metric, p.Attributes.Equivalent()}
+		v := float64(p.Value)
+		st, ok := vs.sums[k]
+		switch {
+		case !ok:
+			st = &sumState{start: p.StartTime}
+			vs.sums[k] = st
+		case v < st.last:
+			st.start = fresh
+		case p.StartTime.After(st.start):
+			st.start = p.StartTime // every member restarted since
+		}
+		st.last, st.gen = v, vs.gen
+		p.StartTime = st.start
+	}
 }
 
 // mergePoint adds dp to p, a series it merges into.

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/contrib/otelconf"
 	"go.opentelemetry.io/otel/attribute"
@@ -262,8 +262,45 @@ func wildcardMatcher(pattern string) func(string) bool {
 	if pattern == "*" {
 		return func(string) bool { return true }
 	}
-	re := regexp.MustCompile("^" + strings.NewReplacer(`\*`, ".*", `\?`, ".").Replace(regexp.QuoteMeta(pattern)) + "$")
-	return re.MatchString
+	return func(s string) bool { return globMatch(pattern, s) }
+}
+
+// globMatch reports whether s matches pattern: '*' any run of characters,
+// '?' one character (a rune), anything else itself. No regular expression
+// is compiled, so no pattern, however long, can fail or panic; the match
+// backtracks to the last '*' only, in O(len(pattern)*len(s)) at worst.
+func globMatch(pattern, s string) bool {
+	px, sx := 0, 0
+	starPx, starSx := -1, 0 // the last '*' seen, and where its run ends now
+	for sx < len(s) {
+		if px < len(pattern) {
+			switch c := pattern[px]; c {
+			case '*':
+				starPx, starSx = px, sx
+				px++
+				continue
+			case '?':
+				_, w := utf8.DecodeRuneInString(s[sx:])
+				px, sx = px+1, sx+w
+				continue
+			default:
+				if c == s[sx] {
+					px, sx = px+1, sx+1
+					continue
+				}
+			}
+		}
+		if starPx < 0 {
+			return false
+		}
+		_, w := utf8.DecodeRuneInString(s[starSx:]) // the '*' takes one more character
+		starSx += w
+		px, sx = starPx+1, starSx
+	}
+	for px < len(pattern) && pattern[px] == '*' {
+		px++
+	}
+	return px == len(pattern)
 }
 
 // defaultBoundaries are the explicit bucket histogram's boundaries when
