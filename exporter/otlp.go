@@ -81,12 +81,12 @@ func StartOTLP(ctx context.Context, s *pfscore.Schema, opts ...OTLPOption) (*OTL
 }
 
 func startOTLP(ctx context.Context, s *pfscore.Schema, c otlpConfig) (*OTLP, error) {
-	if err := errors.Join(c.errs...); err != nil {
-		return nil, fmt.Errorf("exporter: %w", err)
-	}
 	o := &OTLP{}
 	if c.disabled {
-		return o, nil
+		return o, nil // what else the environment says does not matter then
+	}
+	if err := errors.Join(c.errs...); err != nil {
+		return nil, fmt.Errorf("exporter: %w", err)
 	}
 	res, err := pipelineResource(ctx, s, c)
 	if err != nil {

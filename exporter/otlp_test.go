@@ -439,3 +439,19 @@ func TestStartOTLPMetricsAndSpans(t *testing.T) {
 		}
 	}
 }
+
+// TestStartOTLPDisabledIgnoresTheRest: with OTEL_SDK_DISABLED=true, a
+// malformed variable beside it does not fail StartOTLP: nothing is
+// started, so nothing else applies.
+func TestStartOTLPDisabledIgnoresTheRest(t *testing.T) {
+	w := newOTLPWorkload(t)
+	env := map[string]string{"OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "ftp://nowhere", "OTEL_METRIC_EXPORT_INTERVAL": "soon"}
+	o, err := startOTLP(context.Background(), w.s, newOTLPConfig(envOf(env), nil))
+	if err != nil || o.Resource() != nil {
+		t.Errorf("StartOTLP disabled: %v, %v", o, err)
+	}
+	env["OTEL_SDK_DISABLED"] = "maybe"
+	if _, err := startOTLP(context.Background(), w.s, newOTLPConfig(envOf(env), nil)); err == nil {
+		t.Error("a malformed OTEL_SDK_DISABLED was taken")
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -28,6 +30,9 @@ const (
 	DefaultSpanQueueSize   = 2048             // spans waiting to be sent, the batch in flight included; more are dropped and counted
 	defaultSpanIntervalEnv = "OTELPFS_SPAN_INTERVAL"
 )
+
+// maxMillis is the most milliseconds a time.Duration holds (292 years).
+const maxMillis = uint64(math.MaxInt64 / int64(time.Millisecond))
 
 // An OTLPOption configures StartOTLP. Options override the environment.
 type OTLPOption interface {
@@ -196,8 +201,8 @@ func (c *otlpConfig) signalEnv(getenv func(string) string, signal string) signal
 	}
 	if name, v := get("TIMEOUT"); v != "" {
 		ms, err := strconv.ParseUint(v, 10, 63)
-		if err != nil {
-			c.errs = append(c.errs, fmt.Errorf("%s=%s: want milliseconds", name, v))
+		if err != nil || ms > maxMillis {
+			c.errs = append(c.errs, fmt.Errorf("%s=%s: want milliseconds, at most %d", name, v, maxMillis))
 		} else {
 			s.timeout = time.Duration(ms) * time.Millisecond
 		}
@@ -237,8 +242,8 @@ func (c *otlpConfig) envMillis(getenv func(string) string, name string) (time.Du
 		return 0, false
 	}
 	ms, err := strconv.ParseUint(v, 10, 63)
-	if err != nil || ms == 0 {
-		c.errs = append(c.errs, fmt.Errorf("%s=%s: want a positive number of milliseconds", name, v))
+	if err != nil || ms == 0 || ms > maxMillis {
+		c.errs = append(c.errs, fmt.Errorf("%s=%s: want a positive number of milliseconds, at most %d", name, v, maxMillis))
 		return 0, false
 	}
 	return time.Duration(ms) * time.Millisecond, true
@@ -340,6 +345,7 @@ func WithTLSConfig(cfg *tls.Config) OTLPOption {
 // WithHeaders sends headers (gRPC metadata) with every export, replacing
 // OTEL_EXPORTER_OTLP_HEADERS.
 func WithHeaders(headers map[string]string) OTLPOption {
+	headers = maps.Clone(headers) // the caller may change its map later
 	return otlpOptionFunc(func(c *otlpConfig) {
 		c.metrics.headers, c.traces.headers = headers, headers
 	})

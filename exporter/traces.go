@@ -5,9 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/otelpfs/otelpfs/bridge"
 	"github.com/otelpfs/otelpfs/pfscore"
@@ -123,9 +125,11 @@ type exportCounters struct {
 	eventsLost atomic.Uint64
 }
 
+// counters holds each schema's counters, weakly: a schema no longer used
+// is collected, and its entry goes with it.
 var (
 	countersMu sync.Mutex
-	counters   = map[*pfscore.Schema]*exportCounters{}
+	counters   = map[weak.Pointer[pfscore.Schema]]*exportCounters{}
 )
 
 // countersFor returns s's export counters, adding their rows to its
@@ -133,7 +137,8 @@ var (
 func countersFor(s *pfscore.Schema) (*exportCounters, error) {
 	countersMu.Lock()
 	defer countersMu.Unlock()
-	if c := counters[s]; c != nil {
+	key := weak.Make(s)
+	if c := counters[key]; c != nil {
 		return c, nil
 	}
 	c := &exportCounters{}
@@ -143,7 +148,12 @@ func countersFor(s *pfscore.Schema) (*exportCounters, error) {
 	if err := s.AddStatus(StatusEventsLost, c.eventsLost.Load); err != nil {
 		return nil, err
 	}
-	counters[s] = c
+	counters[key] = c
+	runtime.AddCleanup(s, func(k weak.Pointer[pfscore.Schema]) {
+		countersMu.Lock()
+		delete(counters, k)
+		countersMu.Unlock()
+	}, key)
 	return c, nil
 }
 
@@ -466,6 +476,11 @@ func (p *tracePipeline) shutdown(ctx context.Context) error {
 		left := p.n
 		p.head, p.n, p.closed = 0, 0, true
 		clear(p.queue)
+		// The dropped spans are finished too: a forceFlush waiting for
+		// them (with no deadline) returns, rather than wait for ever.
+		p.finished += uint64(left)
+		close(p.progress)
+		p.progress = make(chan struct{})
 		p.mu.Unlock()
 		p.counter.spansLost.Add(uint64(left))
 		err = errors.Join(err, p.conn.Close())
