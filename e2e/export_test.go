@@ -442,7 +442,8 @@ func checkHistograms(t *testing.T, got map[string]point, inst string, s *pfscore
 			continue
 		}
 		p := ps[0]
-		counts, ok := s.DigestHistogram(schema, dg)
+		b, ok := s.DigestBuckets(schema, dg)
+		counts := b.Counts
 		if !ok {
 			t.Fatalf("instance %s, %s: no histogram in the table", inst, text)
 		}
