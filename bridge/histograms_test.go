@@ -51,7 +51,9 @@ func TestDigestHistogram(t *testing.T) {
 	defer th.End()
 	trace := [16]byte{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36}
 	span := [8]byte{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7}
-	for _, w := range []time.Duration{500 * time.Microsecond, 3 * time.Millisecond, 20 * time.Millisecond, 21 * time.Millisecond} {
+	// 1.01 ms is in the engine's bucket [1 ms, 1.047 ms): its upper bound
+	// puts it above the explicit bound of 1 ms, where it belongs.
+	for _, w := range []time.Duration{500 * time.Microsecond, 1010 * time.Microsecond, 3 * time.Millisecond, 20 * time.Millisecond, 21 * time.Millisecond} {
 		runFor(s, th, "SELECT title FROM items WHERE id = 7", w, [16]byte{}, [8]byte{})
 	}
 	runFor(s, th, "SELECT title FROM items WHERE id = 8", 2*time.Second, trace, span) // the slowest: the sample
@@ -62,9 +64,9 @@ func TestDigestHistogram(t *testing.T) {
 		t.Errorf("bounds %v, want %v", p.Bounds, bridge.DefaultStatementBuckets)
 	}
 	//                  <=1ms 5ms 10ms 50ms 100ms 500ms 1s 5s 10s  +Inf
-	want := []uint64{1, 1, 0, 2, 0, 0, 0, 1, 0, 0}
-	if !slices.Equal(p.BucketCounts, want) || p.Count != 5 {
-		t.Errorf("buckets %v count %d, want %v and 5", p.BucketCounts, p.Count, want)
+	want := []uint64{1, 2, 0, 2, 0, 0, 0, 1, 0, 0}
+	if !slices.Equal(p.BucketCounts, want) || p.Count != 6 {
+		t.Errorf("buckets %v count %d, want %v and 6", p.BucketCounts, p.Count, want)
 	}
 	row := h.rows("events_statements_summary_by_digest")[0]
 	if p.Sum != bridge.Seconds(row["SUM_TIMER_WAIT"].(uint64)) {
@@ -87,8 +89,8 @@ func TestDigestHistogram(t *testing.T) {
 	// Cumulative: the next collection adds.
 	runFor(s, th, "SELECT title FROM items WHERE id = 9", 7*time.Millisecond, [16]byte{}, [8]byte{})
 	p2 := histPoint(t, h.collect(), "SELECT `title` FROM `items` WHERE `id` = ?")
-	if p2.Count != 6 || p2.BucketCounts[2] != 1 || p2.StartTime != p.StartTime {
-		t.Errorf("after one more: %v count %d start %v, want 6 with the 7 ms in (5ms,10ms], same start", p2.BucketCounts, p2.Count, p2.StartTime)
+	if p2.Count != 7 || p2.BucketCounts[2] != 1 || p2.StartTime != p.StartTime {
+		t.Errorf("after one more: %v count %d start %v, want 7 with the 7 ms in (5ms,10ms], same start", p2.BucketCounts, p2.Count, p2.StartTime)
 	}
 
 	// TRUNCATE of the histogram table restarts the buckets: a new

@@ -22,6 +22,9 @@ var (
 	ringsPkgs   = []string{"./rings/", "./pfscore/"}
 	// The container's own tests first, then the engine's, which use it.
 	storePkgs = []string{"./internal/store/", "./pfscore/", "./instrument/"}
+	// The OpenTelemetry side: the bridge's and the exporter's own tests.
+	bridgePkgs   = []string{"./bridge/..."}
+	exporterPkgs = []string{"./exporter/"}
 )
 
 // The block of actorsDisconnect that rolls the thread up into its rows.
@@ -187,8 +190,8 @@ var mutations = []mutation{
 		area: "pfscore", name: "global-rereads-classes", race: true, pkgs: pfscorePkgs,
 		desc: "the global summary loops over a second load of the class list (defect A)",
 		edits: []edit{{"pfscore/family.go",
-			"\t\t\tst := f.global(s, classes)\n\t\t\tvar out []sumEntry[ByEventName, S]\n\t\t\tfor _, c := range classes {",
-			"\t\t\tst := f.global(s, classes)\n\t\t\tvar out []sumEntry[ByEventName, S]\n\t\t\tfor _, c := range s.Classes() {"}},
+			"\t\t\tfor _, i := range m.idx {\n\t\t\t\tc := m.classes[i]\n\t\t\t\tout = append(out, sumEntry[ByEventName, S]",
+			"\t\t\tfor _, i := range f.members(s).idx {\n\t\t\t\tc := s.Classes()[i]\n\t\t\t\tout = append(out, sumEntry[ByEventName, S]"}},
 	},
 	{
 		area: "pfscore", name: "aggregate-ignores-epoch", pkgs: pfscorePkgs,
@@ -234,8 +237,8 @@ var mutations = []mutation{
 		area: "pfscore", name: "rowkey-actor-no-id", pkgs: pfscorePkgs,
 		desc: "actor summaries key their baselines by class only, not by the actor row",
 		edits: []edit{{"pfscore/family.go",
-			"key: rowKey{r.id, c.index}",
-			"key: rowKey{0, c.index}"}},
+			"key: rowKey{r.id, i}",
+			"key: rowKey{0, i}"}},
 	},
 	{
 		area: "pfscore", name: "family-user-no-cascade", pkgs: pfscorePkgs,
@@ -382,5 +385,56 @@ var mutations = []mutation{
 		edits: []edit{{"pfscore/memory.go",
 			"\tif o.how == memNone || c == nil || c.kind != KindMemory || !s.owns(c) {",
 			"\tif o.how == memNone || !s.memClass(c) {"}},
+	},
+
+	// Table reads and the OpenTelemetry side.
+	{
+		area: "pfscore", name: "boxer-reuses-slot", pkgs: pfscorePkgs,
+		desc: "the boxer writes each number into the slot of the one before: earlier Values change",
+		edits: []edit{{"pfscore/box.go",
+			"\tb.u = append(b.u, u)\n",
+			"\tif len(b.u) == 0 {\n\t\tb.u = append(b.u, u)\n\t}\n\tb.u[len(b.u)-1] = u\n"}},
+	},
+	{
+		area: "pfscore", name: "sample-trace-not-copied", pkgs: pfscorePkgs,
+		desc: "a digest's query sample does not keep the span its statement ran in",
+		edits: []edit{{"pfscore/events_statements.go",
+			"\tif c[qMisc].Load()&qfHasTrace != 0 {\n\t\tspan.ok = true",
+			"\tif false {\n\t\tspan.ok = true"}},
+	},
+	{
+		area: "bridge", name: "merged-sum-no-restart", pkgs: bridgePkgs,
+		desc: "a view-merged sum that lost a member goes down under the same StartTime",
+		edits: []edit{{"bridge/views.go",
+			"\t\tcase v < st.last:\n\t\t\tst.start = fresh\n",
+			""}},
+	},
+	{
+		area: "bridge", name: "hist-lower-bound", pkgs: bridgePkgs,
+		desc: "an engine bucket counts where its lower bound falls among the explicit bounds",
+		edits: []edit{{"bridge/histograms.go",
+			"up := Seconds(bounds[i+1])",
+			"up := Seconds(bounds[i])"}},
+	},
+	{
+		area: "bridge", name: "hist-back-from-now", pkgs: bridgePkgs,
+		desc: "a digest back in the top N restarts its histogram at this collection, not as its sums",
+		edits: []edit{{"bridge/histograms.go",
+			"\t\tst.start, st.offCounts, st.offSum = fresh, slices.Clone(st.last), st.lastSum\n",
+			"\t\tst.start, st.offCounts, st.offSum = now, slices.Clone(h.counts), b.Sum\n"}},
+	},
+	{
+		area: "bridge", name: "series-keys-share-reads", pkgs: bridgePkgs,
+		desc: "a series keeps its row's Values, which pin the read's boxed cells",
+		edits: []edit{{"bridge/producer.go",
+			"key: ownValues(vals),",
+			"key: slices.Clone(vals),"}},
+	},
+	{
+		area: "exporter", name: "shutdown-no-progress", pkgs: exporterPkgs,
+		desc: "shutdown drops the queued spans without telling a waiting forceFlush",
+		edits: []edit{{"exporter/traces.go",
+			"\t\tp.finished += uint64(left)\n\t\tclose(p.progress)\n\t\tp.progress = make(chan struct{})\n",
+			""}},
 	},
 }
