@@ -14,6 +14,7 @@ import (
 	"github.com/otelpfs/otelpfs/pfscore"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
 
 // r18flaky is a Schema whose Query of one table fails while fail is set.
@@ -81,5 +82,100 @@ func TestReview18MergedSumDownAfterFailedRead(t *testing.T) {
 	}
 	if st2.Equal(st1) && v2 < v1 {
 		t.Errorf("merged count %v -> %v under the same StartTime %v (one collection failed to read the table between)", v1, v2, st1)
+	}
+}
+
+// r18big is a Schema whose table rows of one thread read 2^60 more in
+// COUNT_STAR: a counter past float64's 53 bits of mantissa.
+type r18big struct {
+	*pfscore.Schema
+	table  string
+	thread atomic.Uint64
+}
+
+func (f *r18big) Query(table string, q pfscore.Query) (*pfscore.Result, error) {
+	res, err := f.Schema.Query(table, q)
+	if err != nil || table != f.table {
+		return res, err
+	}
+	tid, cnt := -1, -1
+	for i, c := range res.Columns {
+		switch c.Name {
+		case "THREAD_ID":
+			tid = i
+		case "COUNT_STAR":
+			cnt = i
+		}
+	}
+	for _, r := range res.Rows {
+		if id, _ := r[tid].(uint64); id == f.thread.Load() {
+			r[cnt] = r[cnt].(uint64) + 1<<60
+		}
+	}
+	return res, nil
+}
+
+// TestReview18MergedSumDownBelowFloatPrecision: keepMonotonic compares an
+// int64 merged sum as float64(p.Value) < st.last. Past 2^53 float64 no
+// longer tells neighbouring integers apart (at 2^60 its step is 256): a
+// merged int64 sum that goes down by less than that is not seen going
+// down, and is exported smaller under the same StartTime. (A cumulative
+// byte counter, SUM_NUMBER_OF_BYTES_ALLOC, passes 2^53 after 104 days at
+// 1 GB/s.) Here thread a's COUNT_STAR reads 2^60+1, b's 2: the merged
+// series goes 2^60+3 -> 2^60+1 when b ends.
+// Fails: "merged count 1152921504606846979 -> 1152921504606846977 under the same StartTime ...".
+func TestReview18MergedSumDownBelowFloatPrecision(t *testing.T) {
+	c := &r17clock{t: time.Unix(1_700_000_000, 0)}
+	s, err := pfscore.New(pfscore.WithoutEnvironment())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &r18big{Schema: s, table: "events_waits_summary_by_thread_by_event_name"}
+	const name = "pfs.events_waits.by_thread.count"
+	p, err := NewProducer(f, withClock(c.now), WithViews(sdkmetric.NewView(
+		sdkmetric.Instrument{Name: name},
+		sdkmetric.Stream{AttributeFilter: attribute.NewDenyKeysFilter("thread.id")})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cls := s.MustRegister("wait/synch/mutex/app/m", pfscore.WithDefault(true, true))
+	m := s.NewSyncInstance(cls, "r18.go:1")
+	tc := s.MustRegister("thread/app/worker")
+	a := s.NewThread(tc, pfscore.ThreadOptions{})
+	defer a.End()
+	f.thread.Store(a.ID())
+	b := s.NewThread(tc, pfscore.ThreadOptions{})
+	r17wait(m, a)
+	r17wait(m, b)
+	r17wait(m, b)
+	point := func() (int64, time.Time) {
+		t.Helper()
+		sms, err := p.Produce(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sm := range sms {
+			for _, mm := range sm.Metrics {
+				if mm.Name != name {
+					continue
+				}
+				for _, dp := range mm.Data.(metricdata.Sum[int64]).DataPoints {
+					if v, ok := dp.Attributes.Value("pfs.event_name"); ok && v.AsString() == "wait/synch/mutex/app/m" {
+						return dp.Value, dp.StartTime
+					}
+				}
+			}
+		}
+		t.Fatal("no merged point")
+		return 0, time.Time{}
+	}
+	v1, st1 := point()
+	if v1 != 1<<60+3 {
+		t.Fatalf("first collection: %d, want 2^60+3", v1)
+	}
+	b.End()
+	v2, st2 := point()
+	if st2.Equal(st1) && v2 < v1 {
+		t.Errorf("merged count %d -> %d under the same StartTime %v", v1, v2, st1)
 	}
 }
