@@ -179,3 +179,53 @@ func TestReview18MergedSumDownBelowFloatPrecision(t *testing.T) {
 		t.Errorf("merged count %d -> %d under the same StartTime %v", v1, v2, st1)
 	}
 }
+
+// TestReview18MergedHistogramGoesDown: keepMonotonic restarts the merged
+// Sums of a view, but a view that merges the digest histograms
+// (pfs.events_statements.by_digest.duration filtered to the schema) goes
+// through viewHistogram, which adds the members' points with no state:
+// when a digest leaves the top N, the merged histogram's Count and buckets
+// go down under the same StartTime, the defect review17 fixed for sums.
+// Here, with the top 2 digests, a (3 statements) and b (1) make the
+// schema's merged histogram Count 4; then c takes b's place, and the
+// merged Count is a's 3 (c, back from the overflow, counts from now).
+// Fails: "merged histogram count 4 -> 3 under the same StartTime ...".
+func TestReview18MergedHistogramGoesDown(t *testing.T) {
+	c := &r17clock{t: time.Unix(1_700_000_000, 0)}
+	h := newR17(t, withClock(c.now), WithTopDigests(2), WithViews(sdkmetric.NewView(
+		sdkmetric.Instrument{Name: digestHistogramMetric},
+		sdkmetric.Stream{AttributeFilter: attribute.NewAllowKeysFilter("db.namespace")})))
+	s := h.s
+	th := s.NewThread(s.MustRegister("thread/app/worker"), pfscore.ThreadOptions{})
+	defer th.End()
+	run := func(text string, d time.Duration) {
+		st := s.StartSQL(th, pfscore.StatementInfo{Text: text, Schema: "shop"})
+		st.EndAt(st.Now()+uint64(d.Nanoseconds())*1000, pfscore.StatementResult{RowsSent: 1})
+	}
+	point := func(ms map[string]metricdata.Metrics) metricdata.HistogramDataPoint[float64] {
+		t.Helper()
+		m, ok := ms[digestHistogramMetric]
+		if !ok {
+			t.Fatal("no histogram")
+		}
+		pts := m.Data.(metricdata.Histogram[float64]).DataPoints
+		if len(pts) != 1 {
+			t.Fatalf("%d merged points, want 1: %v", len(pts), pts)
+		}
+		return pts[0]
+	}
+	for range 3 {
+		run("SELECT a FROM t", time.Second)
+	}
+	run("SELECT b FROM t", 2*time.Second)
+	run("SELECT c FROM t", time.Millisecond)
+	p1 := point(h.collect())
+	if p1.Count != 4 {
+		t.Fatalf("first merged count %d, want 4", p1.Count)
+	}
+	run("SELECT c FROM t", 10*time.Second)
+	p2 := point(h.collect())
+	if p2.StartTime.Equal(p1.StartTime) && p2.Count < p1.Count {
+		t.Errorf("merged histogram count %d -> %d under the same StartTime %v", p1.Count, p2.Count, p1.StartTime)
+	}
+}
