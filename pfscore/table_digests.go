@@ -3,6 +3,7 @@ package pfscore
 import (
 	"encoding/hex"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -174,6 +175,37 @@ func (b *histBase) countsOf() *histCounts {
 	return &b.counts
 }
 
+// histBaseline returns the digest's buckets and the sum of the waits they
+// count, as a TRUNCATE of the histogram table records them. A statement
+// adds to its bucket, then to the sum, so the two cannot be loaded at one
+// instant: a statement ending while the 450 buckets are loaded is in the
+// baseline's buckets and not in its sum, or the other way round, and stays
+// counted in DigestBuckets.Sum and not in its Counts (or the reverse)
+// until the next TRUNCATE. So the buckets are loaded between two loads of
+// the sum, up to histBaselineTries times, and the try during which the sum
+// moved least is kept (one during which it did not move at all ends the
+// search): Sum and Counts then disagree by the statements that ended
+// during that try, none when the digest paused for a microsecond. MySQL's
+// histogram tables have no sum; this one is the exporters'.
+func (d *digestStats) histBaseline() *histBase {
+	best, moved := &histBase{}, uint64(math.MaxUint64)
+	for range histBaselineTries {
+		s1 := d.sum.Load()
+		counts := histCounts(d.hist.load())
+		s2 := d.sum.Load()
+		if s2-s1 < moved {
+			best.counts, best.sum, moved = counts, s1, s2-s1
+		}
+		if moved == 0 {
+			break
+		}
+	}
+	return best
+}
+
+// histBaselineTries bounds histBaseline's tries.
+const histBaselineTries = 32
+
 // DigestBuckets is one digest of events_statements_histogram_by_digest as
 // a program reads it (Schema.DigestBuckets), with what an exporter needs
 // beside the buckets.
@@ -253,10 +285,7 @@ func init() {
 	defineRows("events_statements_histogram_by_digest", (*Schema).EventsStatementsHistogramByDigest, func(s *Schema) {
 		base := map[*digestRecord]*histBase{}
 		for _, r := range s.digests.Load().records(nil) {
-			// The sum before the buckets: its writer adds the bucket first.
-			b := &histBase{sum: r.stats.sum.Load()}
-			b.counts = histCounts(r.stats.hist.load())
-			base[r] = b
+			base[r] = r.stats.histBaseline()
 		}
 		s.histDigestBase = base
 	})
