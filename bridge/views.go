@@ -595,6 +595,10 @@ func (vs *viewState) export(out []metricdata.Metrics, fresh time.Time) []metricd
 	}
 	vs.gen++
 	vs.used = 0
+	present := make(map[string]bool, len(out)) // the metrics this collection made
+	for _, m := range out {
+		present[m.Name] = true
+	}
 	defer func() { // forget the series this collection did not see
 		if vs.used < len(vs.cache) {
 			for k, e := range vs.cache {
@@ -603,8 +607,11 @@ func (vs *viewState) export(out []metricdata.Metrics, fresh time.Time) []metricd
 				}
 			}
 		}
+		// A series this collection did not see goes, but only if its
+		// metric was exported: a table that failed to read keeps its
+		// series (see Produce), and so its merged series' state.
 		for k, st := range vs.sums {
-			if st.gen != vs.gen {
+			if st.gen != vs.gen && present[k.metric] {
 				delete(vs.sums, k)
 			}
 		}
@@ -647,9 +654,15 @@ func (vs *viewState) export(out []metricdata.Metrics, fresh time.Time) []metricd
 			n, m.Data = len(d.DataPoints), d
 		case metricdata.Histogram[int64]:
 			d.DataPoints = viewHistogram(vs, d.DataPoints, mr.keep, mkey)
+			if mr.keep != nil {
+				keepMonotonicHist(vs, m.Name, d.DataPoints, fresh)
+			}
 			n, m.Data = len(d.DataPoints), d
 		case metricdata.Histogram[float64]:
 			d.DataPoints = viewHistogram(vs, d.DataPoints, mr.keep, mkey)
+			if mr.keep != nil {
+				keepMonotonicHist(vs, m.Name, d.DataPoints, fresh)
+			}
 			n, m.Data = len(d.DataPoints), d
 		default:
 			n = 1 // other data: the metric's own views only
@@ -714,11 +727,15 @@ type sumKey struct {
 	attrs  attribute.Distinct
 }
 
-// sumState is what keepMonotonic remembers of such a series.
+// sumState is what keepMonotonic remembers of such a series: its last
+// value (exactly, as the metric's own type: an int64 sum past 2^53 would
+// lose drops in a float64), or a histogram's last bucket counts.
 type sumState struct {
-	last  float64
-	start time.Time
-	gen   uint64 // the last collection that saw it
+	lastI   int64
+	lastF   float64
+	buckets []uint64
+	start   time.Time
+	gen     uint64 // the last collection that saw it
 }
 
 // keepMonotonic keeps the cumulative sums of series a view filtered (and
@@ -730,26 +747,63 @@ type sumState struct {
 // StartTime otherwise never moves back (a member's earlier StartTime
 // joining later does not take it back).
 func keepMonotonic[N int64 | float64](vs *viewState, metric string, pts []metricdata.DataPoint[N], fresh time.Time) {
+	for i := range pts {
+		p := &pts[i]
+		st, seen := vs.sumState(metric, p.Attributes, p.StartTime)
+		var down bool
+		switch v := any(p.Value).(type) {
+		case int64:
+			down, st.lastI = seen && v < st.lastI, v
+		case float64:
+			down, st.lastF = seen && v < st.lastF, v
+		}
+		p.StartTime = st.advance(seen, down, p.StartTime, fresh)
+	}
+}
+
+// keepMonotonicHist is keepMonotonic for histograms: a series restarts
+// when any of its bucket counts went down.
+func keepMonotonicHist[N int64 | float64](vs *viewState, metric string, pts []metricdata.HistogramDataPoint[N], fresh time.Time) {
+	for i := range pts {
+		p := &pts[i]
+		st, seen := vs.sumState(metric, p.Attributes, p.StartTime)
+		down := seen && len(st.buckets) != len(p.BucketCounts)
+		for k := range st.buckets {
+			if !down && p.BucketCounts[k] < st.buckets[k] {
+				down = true
+			}
+		}
+		st.buckets = append(st.buckets[:0], p.BucketCounts...)
+		p.StartTime = st.advance(seen, down, p.StartTime, fresh)
+	}
+}
+
+// sumState returns the state of a filtered series, made (starting at
+// start) if new; seen says whether it was not.
+func (vs *viewState) sumState(metric string, attrs attribute.Set, start time.Time) (*sumState, bool) {
 	if vs.sums == nil {
 		vs.sums = map[sumKey]*sumState{}
 	}
-	for i := range pts {
-		p := &pts[i]
-		k := sumKey{metric, p.Attributes.Equivalent()}
-		v := float64(p.Value)
-		st, ok := vs.sums[k]
-		switch {
-		case !ok:
-			st = &sumState{start: p.StartTime}
-			vs.sums[k] = st
-		case v < st.last:
-			st.start = fresh
-		case p.StartTime.After(st.start):
-			st.start = p.StartTime // every member restarted since
-		}
-		st.last, st.gen = v, vs.gen
-		p.StartTime = st.start
+	k := sumKey{metric, attrs.Equivalent()}
+	st, ok := vs.sums[k]
+	if !ok {
+		st = &sumState{start: start}
+		vs.sums[k] = st
 	}
+	st.gen = vs.gen
+	return st, ok
+}
+
+// advance returns the series' StartTime now: fresh after a drop; the
+// point's own if every member restarted since; else as it was.
+func (st *sumState) advance(seen, down bool, start, fresh time.Time) time.Time {
+	switch {
+	case down:
+		st.start = fresh
+	case seen && start.After(st.start):
+		st.start = start
+	}
+	return st.start
 }
 
 // mergePoint adds dp to p, a series it merges into.

@@ -83,7 +83,13 @@ func StartOTLP(ctx context.Context, s *pfscore.Schema, opts ...OTLPOption) (*OTL
 func startOTLP(ctx context.Context, s *pfscore.Schema, c otlpConfig) (*OTLP, error) {
 	o := &OTLP{}
 	if c.disabled {
-		return o, nil // what else the environment says does not matter then
+		// What else the environment says does not matter then; the
+		// program's own options are still checked, so that a bad one does
+		// not wait for the day the SDK is enabled.
+		if err := errors.Join(c.errs[c.envErrs:]...); err != nil {
+			return nil, fmt.Errorf("exporter: %w", err)
+		}
+		return o, nil
 	}
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, fmt.Errorf("exporter: %w", err)

@@ -68,6 +68,7 @@ type otlpConfig struct {
 	spanQueueSize int
 	envResource   []attribute.KeyValue // OTEL_RESOURCE_ATTRIBUTES, then OTEL_SERVICE_NAME
 	errs          []error              // what the environment or options got wrong
+	envErrs       int                  // how many of errs the environment made; the rest are the options
 }
 
 // newOTLPConfig reads the environment through getenv, then applies opts.
@@ -79,6 +80,7 @@ func newOTLPConfig(getenv func(string) string, opts []OTLPOption) otlpConfig {
 		spanQueueSize: DefaultSpanQueueSize,
 	}
 	c.readEnv(getenv)
+	c.envErrs = len(c.errs)
 	for _, o := range opts {
 		o.applyOTLP(&c)
 	}
