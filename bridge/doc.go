@@ -314,10 +314,12 @@
 // table's share of the global summary, which is exported, and is left out
 // (by_thread without thread.id); series that become the same series add
 // up: counts, times and amounts add, MIN is the least, MAX the greatest,
-// water marks add (a bound, not
-// the merged row's mark), quantiles are left out, and the StartTime is the
-// earliest (so a TRUNCATE that resets one merged row shows as a drop of the
-// merged sum).
+// water marks add (a bound, not the merged row's mark), quantiles are left
+// out, and the StartTime is the earliest. A merged sum (or histogram) that
+// goes down, because a member left (a thread ended, a digest moved to the
+// overflow) or was truncated, restarts with the previous collection as
+// StartTime, as a truncated row does: a backend sees a reset, never a
+// counter going down.
 //
 // Views and run-time setup changes: views apply when they are applied
 // (ApplyViews, NewProducer), to every class registered then and to every
