@@ -24,11 +24,13 @@ import (
 // (by default DefaultStatementBuckets, or those of a view on the metric's
 // name). An engine bucket counts in the explicit bucket that holds its
 // upper bound: a statement may count one engine bucket (4.7%) above its
-// true wait, never below, as MySQL's quantiles do. The point's Sum is the
-// digest's SUM_TIMER_WAIT, its Count the timed statements, and its
-// exemplar the query sample, the digest's slowest recent statement, with
-// the trace and span it ran in (QUERY_SAMPLE_TRACE_ID, _SPAN_ID), so a
-// dashboard jumps from a slow digest to the trace that shows why.
+// true wait, never below, as MySQL's quantiles do. The point's Count is
+// the timed statements its buckets count, its Sum their waits (the
+// digest's SUM_TIMER_WAIT, less what it was at the histogram table's last
+// TRUNCATE), and its exemplar the query sample, the digest's slowest
+// recent statement, with the trace and span it ran in
+// (QUERY_SAMPLE_TRACE_ID, _SPAN_ID), so a dashboard jumps from a slow
+// digest to the trace that shows why.
 //
 // The buckets come from pfscore.Schema.DigestBuckets: a producer over
 // another Tables (a remote service's) exports no histograms. The overflow

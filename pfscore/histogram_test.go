@@ -180,3 +180,32 @@ func TestDigestHistogram(t *testing.T) {
 		t.Errorf("bounds: %d, %v ... %v", len(b), b[:2], b[len(b)-1])
 	}
 }
+
+// TestDigestBucketsSumAfterTruncate: with no statement running, a TRUNCATE
+// of the histogram table takes the sum off with the buckets, exactly: the
+// statements after it count in both, with their own waits.
+func TestDigestBucketsSumAfterTruncate(t *testing.T) {
+	f := newStmtFixture(t)
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	defer th.End()
+	run := func(wait uint64) {
+		st := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 1", Schema: "app"})
+		st.EndAt(st.start+wait, StatementResult{})
+	}
+	const ms = 1_000_000_000 // ps
+	run(3 * ms)
+	run(5 * ms)
+	if err := f.s.Truncate("events_statements_histogram_by_digest"); err != nil {
+		t.Fatal(err)
+	}
+	run(7 * ms)
+	row := f.s.EventsStatementsSummaryByDigest()[0]
+	b, ok := f.s.DigestBuckets(row.SchemaName, row.Digest)
+	var n uint64
+	for _, c := range b.Counts {
+		n += c
+	}
+	if !ok || n != 1 || b.Sum != 7*ms || row.SumTimerWait != 15*ms {
+		t.Errorf("after TRUNCATE and one 7 ms statement: %d statements, Sum %d ps (SUM_TIMER_WAIT %d); want 1 and 7 ms (15 ms)", n, b.Sum, row.SumTimerWait)
+	}
+}
