@@ -18,7 +18,7 @@ import (
 // (trace, span) if trace is not zero.
 func runFor(s *pfscore.Schema, th *pfscore.Thread, text string, wait time.Duration, trace [16]byte, span [8]byte) {
 	st := s.StartSQL(th, pfscore.StatementInfo{Text: text, Schema: "shop", TraceID: trace, SpanID: span})
-	st.EndAt(st.Now()+uint64(wait.Nanoseconds())*1000, pfscore.StatementResult{RowsSent: 1})
+	st.EndAt(st.Start()+uint64(wait.Nanoseconds())*1000, pfscore.StatementResult{RowsSent: 1})
 }
 
 func histPoint(t *testing.T, ms map[string]metricdata.Metrics, summary string) metricdata.HistogramDataPoint[float64] {

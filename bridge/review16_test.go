@@ -181,7 +181,7 @@ func r16wait(m *pfscore.SyncInstance, t *pfscore.Thread) {
 // stmt runs one statement of text lasting about d.
 func r16stmt(s *pfscore.Schema, th *pfscore.Thread, schema, text string, d uint64) {
 	st := s.StartSQL(th, pfscore.StatementInfo{Text: text, Schema: schema})
-	st.EndAt(st.Now()+d, pfscore.StatementResult{RowsSent: 1})
+	st.EndAt(st.Start()+d, pfscore.StatementResult{RowsSent: 1})
 }
 
 // workload runs a bit of everything, with actors that have empty users or

@@ -167,7 +167,7 @@ func TestReview17HistogramBackInTopNDisagreesWithSums(t *testing.T) {
 	defer th.End()
 	run := func(text string, d time.Duration) {
 		st := s.StartSQL(th, pfscore.StatementInfo{Text: text, Schema: "shop"})
-		st.EndAt(st.Now()+uint64(d.Nanoseconds())*1000, pfscore.StatementResult{RowsSent: 1})
+		st.EndAt(st.Start()+uint64(d.Nanoseconds())*1000, pfscore.StatementResult{RowsSent: 1})
 	}
 	run("SELECT a FROM t", 2*time.Millisecond)
 	h.collect()
@@ -219,7 +219,7 @@ func TestReview17HistogramTruncateKeepsOldSum(t *testing.T) {
 	defer th.End()
 	run := func(d time.Duration) {
 		st := s.StartSQL(th, pfscore.StatementInfo{Text: "SELECT a FROM t", Schema: "shop"})
-		st.EndAt(st.Now()+uint64(d.Nanoseconds())*1000, pfscore.StatementResult{RowsSent: 1})
+		st.EndAt(st.Start()+uint64(d.Nanoseconds())*1000, pfscore.StatementResult{RowsSent: 1})
 	}
 	run(10 * time.Second)
 	h.collect()
@@ -269,7 +269,7 @@ func TestReview17UnsortedViewBoundaries(t *testing.T) {
 	th := s.NewThread(s.MustRegister("thread/app/worker"), pfscore.ThreadOptions{})
 	defer th.End()
 	st := s.StartSQL(th, pfscore.StatementInfo{Text: "SELECT a FROM t", Schema: "shop"})
-	st.EndAt(st.Now()+5e9, pfscore.StatementResult{RowsSent: 1})
+	st.EndAt(st.Start()+5e9, pfscore.StatementResult{RowsSent: 1})
 	h := &r17{t: t, s: s, p: p}
 	hp, ok := r17hist(h.collect(), "SELECT `a` FROM `t`")
 	if !ok {
@@ -311,7 +311,7 @@ func TestReview17SeriesKeysPinReads(t *testing.T) {
 	lit := strings.Repeat("x", 4100)
 	run := func(i int) {
 		st := s.StartSQL(th, pfscore.StatementInfo{Text: fmt.Sprintf("SELECT c%d FROM t WHERE v = '%s'", i, lit), Schema: "shop"})
-		st.EndAt(st.Now()+1e9, pfscore.StatementResult{RowsSent: 1})
+		st.EndAt(st.Start()+1e9, pfscore.StatementResult{RowsSent: 1})
 	}
 	for i := range 200 {
 		run(i)

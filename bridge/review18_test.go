@@ -200,7 +200,7 @@ func TestReview18MergedHistogramGoesDown(t *testing.T) {
 	defer th.End()
 	run := func(text string, d time.Duration) {
 		st := s.StartSQL(th, pfscore.StatementInfo{Text: text, Schema: "shop"})
-		st.EndAt(st.Now()+uint64(d.Nanoseconds())*1000, pfscore.StatementResult{RowsSent: 1})
+		st.EndAt(st.Start()+uint64(d.Nanoseconds())*1000, pfscore.StatementResult{RowsSent: 1})
 	}
 	point := func(ms map[string]metricdata.Metrics) metricdata.HistogramDataPoint[float64] {
 		t.Helper()

@@ -630,7 +630,7 @@ func TestViewsMergeDigests(t *testing.T) {
 	defer th.End()
 	for i, schema := range []string{"shop", "shop", "blog"} {
 		st := s.StartSQL(th, pfscore.StatementInfo{Text: fmt.Sprintf("SELECT * FROM t WHERE id = %d", i), Schema: schema})
-		st.EndAt(st.Now()+uint64(i+1)*1e9, pfscore.StatementResult{RowsSent: 1})
+		st.EndAt(st.Start()+uint64(i+1)*1e9, pfscore.StatementResult{RowsSent: 1})
 	}
 	ms := collect(t, p)
 	count := ms["pfs.events_statements.by_digest.count"].Data.(metricdata.Sum[int64])

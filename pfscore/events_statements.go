@@ -311,6 +311,16 @@ func (st *Statement) Now() uint64 {
 	return st.meta.timer().Now()
 }
 
+// Start returns the statement's TIMER_START, picoseconds on the clock of
+// Now, or 0 for an untimed statement: EndAt(st.Start()+wait) ends it
+// after exactly wait.
+func (st *Statement) Start() uint64 {
+	if st.meta&sfTimed == 0 {
+		return 0
+	}
+	return st.start
+}
+
 // Timed reports whether the statement is timed.
 func (st *Statement) Timed() bool { return st.meta&sfTimed != 0 }
 

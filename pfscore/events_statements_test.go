@@ -298,7 +298,7 @@ func TestQuerySample(t *testing.T) {
 	// make the shorter statement the longer.)
 	const long = uint64(2 * time.Millisecond * 1000) // ps
 	st := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 2222222222222222", Schema: "app"})
-	st.EndAt(st.Now()+long, StatementResult{})
+	st.EndAt(st.Start()+long, StatementResult{})
 	text, wait := sample()
 	if text != "SELECT 222222..." || wait < long {
 		t.Errorf("sample after a longer wait: %q %d", text, wait)
@@ -522,21 +522,21 @@ func TestQuerySampleTrace(t *testing.T) {
 	}
 	const ms = uint64(time.Millisecond * 1000) // ps
 	st := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 1", Schema: "app"})
-	st.EndAt(st.Now()+ms, StatementResult{})
+	st.EndAt(st.start+ms, StatementResult{}) // exact waits: a loaded machine cannot reorder them
 	if tr, sp := sample(); tr != "" || sp != "" {
 		t.Errorf("a sample outside any span: trace %q span %q", tr, sp)
 	}
 	trace := [16]byte{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36}
 	span := [8]byte{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7}
 	st = f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 2", Schema: "app", TraceID: trace, SpanID: span})
-	st.EndAt(st.Now()+2*ms, StatementResult{})
+	st.EndAt(st.start+2*ms, StatementResult{})
 	if tr, sp := sample(); tr != "4bf92f3577b34da6a3ce929d0e0e4736" || sp != "00f067aa0ba902b7" {
 		t.Errorf("sample of a slower statement in a span: trace %q span %q", tr, sp)
 	}
 	// A faster statement in another span leaves the sample as it is.
 	other := [16]byte{1}
 	st = f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 3", Schema: "app", TraceID: other, SpanID: [8]byte{1}})
-	st.EndAt(0, StatementResult{})
+	st.EndAt(st.start, StatementResult{}) // a wait of 0
 	if tr, _ := sample(); tr != "4bf92f3577b34da6a3ce929d0e0e4736" {
 		t.Errorf("a faster statement replaced the sample's trace: %q", tr)
 	}
