@@ -163,46 +163,6 @@ func TestTopErrors(t *testing.T) {
 	}
 }
 
-// TestTopInterval: from the second report on, top waits show what happened
-// in the interval and rank by it.
-func TestTopInterval(t *testing.T) {
-	svc := startService(t)
-	c, err := newClient(svc.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st topState
-	first, err := topWaits(c, 10, &st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(first.Columns) != 5 {
-		t.Errorf("first report has %d columns, want the 5 cumulative ones", len(first.Columns))
-	}
-	svc.work(7)
-	second, err := topWaits(c, 10, &st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := columnsOf(second)
-	if _, ok := m["interval"]; !ok {
-		t.Fatalf("second report lacks the interval columns: %v", second.Columns)
-	}
-	if len(second.Rows) == 0 || m.str(second.Rows[0], "events") != testMutex {
-		t.Fatalf("the mutex, the only wait since, should rank first: %v", second.Rows)
-	}
-	r := second.Rows[0]
-	if m.uint(r, "interval") != 7 || m.uint(r, "total") != 27 || m.uint(r, "interval_latency") == 0 {
-		t.Errorf("mutex row: interval %d total %d interval_latency %d; want 7, 27, > 0",
-			m.uint(r, "interval"), m.uint(r, "total"), m.uint(r, "interval_latency"))
-	}
-	for _, r := range second.Rows[1:] {
-		if m.uint(r, "interval") != 0 {
-			t.Errorf("%s waited in the interval: %v", m.str(r, "events"), r)
-		}
-	}
-}
-
 // TestTopNotAHandler: a server that is not an otelpfs /debug/pfs handler
 // makes top fail, naming the address, instead of printing empty sections.
 func TestTopNotAHandler(t *testing.T) {
@@ -291,21 +251,5 @@ func TestTopHandlerErrorNamesService(t *testing.T) {
 	want := "table events_statements_summary_by_digest of " + srv.URL + "/debug/pfs: rendering: out of paper"
 	if code != 1 || out != "" || !strings.Contains(errs, want) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errs, want)
-	}
-}
-
-// formatBytes follows sys.format_bytes: bytes below 1 KiB, then two
-// decimals of the largest unit that keeps the value at 1 or more.
-func TestFormatBytes(t *testing.T) {
-	for _, c := range []struct {
-		n    int64
-		want string
-	}{
-		{0, "0 bytes"}, {1023, "1023 bytes"}, {1024, "1.00 KiB"}, {1536, "1.50 KiB"},
-		{5 << 20, "5.00 MiB"}, {-2048, "-2.00 KiB"}, {3 << 40, "3.00 TiB"}, {1 << 62, "4096.00 PiB"},
-	} {
-		if got := formatBytes(c.n); got != c.want {
-			t.Errorf("formatBytes(%d) = %q, want %q", c.n, got, c.want)
-		}
 	}
 }
