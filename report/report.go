@@ -43,6 +43,10 @@ var ErrNoTables = errors.New("none of the tables a report reads")
 type Report struct {
 	// Limit is the most rows a section shows; 0 means DefaultLimit.
 	Limit int
+	// Where adds a condition to the rows a section reads, by the section's
+	// title: {MemoryByCurrent: "EVENT_NAME LIKE 'memory/app/%'"} shows the
+	// application's memory without the Go runtime's and otelpfs's own.
+	Where map[string]string
 	// Sections, if not nil, lists the titles of the sections to write, in
 	// the report's order whatever the list's; nil writes them all.
 	Sections []string
@@ -53,7 +57,8 @@ type Report struct {
 // A section is one part of the report.
 type section struct {
 	title string
-	table string // the table it reads, for the title
+	label string // what it reads, for the title
+	table string // the table Report.Where's condition applies to
 	build func(t pfscore.Tables, limit int, st *Report) (*pfscore.Result, error)
 	empty string // what an empty result means
 }
@@ -65,18 +70,33 @@ const (
 	TopWaits          = "Top waits by total latency"
 	HottestInstances  = "Hottest instances"
 	BusiestThreads    = "Busiest threads"
+	Users             = "Users"
 	MemoryByCurrent   = "Memory by current bytes"
 	Lost              = "Lost"
 )
 
 var sections = []section{
-	{StatementAnalysis, "events_statements_summary_by_digest", topStatements, "no statements yet"},
-	{StatementsByRoute, "events_statements_summary_by_digest, statement/http/request", topRoutes, "no HTTP requests yet"},
-	{TopWaits, "events_waits_summary_global_by_event_name", topWaits, "no timed waits yet"},
-	{HottestInstances, "events_waits_summary_by_instance", topInstances, "no timed waits on instances yet"},
-	{BusiestThreads, "events_waits_summary_by_thread_by_event_name", topThreads, "no thread has waited yet"},
-	{MemoryByCurrent, "memory_summary_global_by_event_name", topMemory, "no memory in use"},
-	{Lost, "global_status", topLost, "nothing lost"},
+	{StatementAnalysis, "events_statements_summary_by_digest", "events_statements_summary_by_digest", topStatements, "no statements yet"},
+	{StatementsByRoute, "events_statements_summary_by_digest, statement/http/request", "events_statements_summary_by_digest", topRoutes, "no HTTP requests yet"},
+	{TopWaits, "events_waits_summary_global_by_event_name", "events_waits_summary_global_by_event_name", topWaits, "no timed waits yet"},
+	{HottestInstances, "events_waits_summary_by_instance", "events_waits_summary_by_instance", topInstances, "no timed waits on instances yet"},
+	{BusiestThreads, "events_waits_summary_by_thread_by_event_name", "events_waits_summary_by_thread_by_event_name", topThreads, "no thread has waited yet"},
+	{Users, "sys.user_summary", "events_statements_summary_by_user_by_event_name", topUsers, "no user has run a statement yet"},
+	{MemoryByCurrent, "memory_summary_global_by_event_name", "memory_summary_global_by_event_name", topMemory, "no memory in use"},
+	{Lost, "global_status", "global_status", topLost, "nothing lost"},
+}
+
+// whereTables adds a condition to the queries of one table.
+type whereTables struct {
+	pfscore.Tables
+	table, cond string
+}
+
+func (w whereTables) Query(table string, q pfscore.Query) (*pfscore.Result, error) {
+	if table == w.table {
+		q.Where = append(q.Where[:len(q.Where):len(q.Where)], w.cond)
+	}
+	return w.Tables.Query(table, q)
 }
 
 // wanted returns how many sections the report writes.
@@ -111,8 +131,12 @@ func (r *Report) Write(w io.Writer, t pfscore.Tables) error {
 			continue
 		}
 		asked++
-		fmt.Fprintf(&b, "\n%s (%s)\n", s.title, s.table)
-		res, err := s.build(t, limit, r)
+		fmt.Fprintf(&b, "\n%s (%s)\n", s.title, s.label)
+		var src pfscore.Tables = t
+		if cond := r.Where[s.title]; cond != "" {
+			src = whereTables{t, s.table, cond}
+		}
+		res, err := s.build(src, limit, r)
 		switch {
 		case errors.Is(err, pfscore.ErrUnknownTable):
 			if missing++; missing == asked && asked == r.wanted() {
@@ -462,6 +486,83 @@ func topThreads(t pfscore.Tables, limit int, _ *Report) (*pfscore.Result, error)
 			user = a.user
 		}
 		res.Rows = append(res.Rows, pfscore.Row{a.id, name, user, a.count, a.sum, a.topEvent, a.topSum})
+	}
+	return res, nil
+}
+
+// topUsers is sys.user_summary: by user, the statements and their
+// latency (nested statements count in their own class and in the one
+// they nest in, as in sys), the connections (threads) and the memory in use.
+func topUsers(t pfscore.Tables, limit int, _ *Report) (*pfscore.Result, error) {
+	src, err := t.Query("events_statements_summary_by_user_by_event_name", pfscore.Query{
+		Where: []string{"COUNT_STAR > 0"},
+	})
+	if err != nil {
+		return nil, err
+	}
+	type agg struct {
+		user                  string
+		count, sum, errs      uint64
+		total, current, bytes int64
+	}
+	byUser := map[string]*agg{}
+	get := func(user string) *agg {
+		a := byUser[user]
+		if a == nil {
+			a = &agg{user: user}
+			byUser[user] = a
+		}
+		return a
+	}
+	m := columnsOf(src)
+	for _, r := range src.Rows {
+		a := get(m.str(r, "USER"))
+		a.count += m.uint(r, "COUNT_STAR")
+		a.sum += m.uint(r, "SUM_TIMER_WAIT")
+		a.errs += m.uint(r, "SUM_ERRORS")
+	}
+	if users, err := t.Query("users", pfscore.Query{}); err == nil {
+		m := columnsOf(users)
+		for _, r := range users.Rows {
+			if a := byUser[m.str(r, "USER")]; a != nil {
+				a.current, a.total = m.int(r, "CURRENT_CONNECTIONS"), m.int(r, "TOTAL_CONNECTIONS")
+			}
+		}
+	} else if !errors.Is(err, pfscore.ErrUnknownTable) {
+		return nil, err
+	}
+	if mem, err := t.Query("memory_summary_by_user_by_event_name", pfscore.Query{
+		Where: []string{"CURRENT_NUMBER_OF_BYTES_USED != 0"},
+	}); err == nil {
+		m := columnsOf(mem)
+		for _, r := range mem.Rows {
+			if a := byUser[m.str(r, "USER")]; a != nil {
+				a.bytes += m.int(r, "CURRENT_NUMBER_OF_BYTES_USED")
+			}
+		}
+	} else if !errors.Is(err, pfscore.ErrUnknownTable) {
+		return nil, err
+	}
+	all := make([]*agg, 0, len(byUser))
+	for _, a := range byUser {
+		all = append(all, a)
+	}
+	slices.SortFunc(all, func(a, b *agg) int {
+		if c := cmp.Compare(b.sum, a.sum); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.user, b.user)
+	})
+	res := newResult("user_summary", "user", pfscore.ColString, "statements", pfscore.ColUint,
+		"statement_latency", pfscore.ColPicos, "statement_avg_latency", pfscore.ColPicos, "errors", pfscore.ColUint,
+		"current_connections", pfscore.ColInt, "total_connections", pfscore.ColInt, "current_memory", pfscore.ColString)
+	for _, a := range all[:min(limit, len(all))] {
+		var user pfscore.Value = a.user
+		if a.user == "" {
+			user = "background" // sys's name for the threads without a user
+		}
+		res.Rows = append(res.Rows, pfscore.Row{user, a.count, a.sum, a.sum / max(a.count, 1), a.errs,
+			a.current, a.total, formatBytes(a.bytes)})
 	}
 	return res, nil
 }

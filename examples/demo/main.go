@@ -1,272 +1,311 @@
-// Command demo is a small service instrumented with otelpfs, with a load of
-// its own: workers that share a cache behind a mutex and a config behind a
-// read-write lock, append to a log file, and talk to an echo server over
-// loopback TCP, idling between requests. It serves /debug/pfs on -addr
-// (setup changes allowed there: it listens on loopback only), prints a report
-// of the top waits every few seconds, and exits 0 after -duration.
+// Command demo is a small service instrumented with otelpfs, under a load
+// of its own: the notes API of package notes (an HTTP API on http.ServeMux,
+// SQLite through the wrapped database/sql driver, a note cache behind a
+// mutex, settings behind a read-write lock, a pool of response buffers
+// with memory accounting, a journal file), and a load generator whose
+// requests come from three tenants (users), so the by-account tables mean
+// something. Every instrument and consumer is on.
+//
+// It serves the tables on -addr (/debug/pfs, loopback only, setup changes
+// allowed), prints a report every few seconds (statement analysis by
+// digest and by route with p95, top waits, memory by current bytes, lost
+// counters) and a progress line, and exits 0 after -duration or at Ctrl-C.
 //
 //	go run ./examples/demo [-duration 30s] [-addr 127.0.0.1:6060]
 //
 // While it runs:
 //
 //	go run ./cmd/pfs top
-//	go run ./cmd/pfs tables events_waits_summary_global_by_event_name --order 'SUM_TIMER_WAIT desc' --limit 5
-//	curl 127.0.0.1:6060/debug/pfs/tables/events_waits_current
+//	go run ./cmd/pfs tables events_statements_summary_by_digest --order 'SUM_TIMER_WAIT desc' --limit 5
+//	curl 127.0.0.1:6060/debug/pfs/tables/memory_summary_global_by_event_name
 //
 // With OTEL_EXPORTER_OTLP_ENDPOINT set (http://127.0.0.1:4317, say), it
-// also sends its tables to that OpenTelemetry Collector as OTLP metrics
-// (exporter.StartOTLP; the other OTEL_* variables apply, and the service
-// name is otelpfs-demo unless OTEL_SERVICE_NAME says otherwise).
+// also sends its tables to that OpenTelemetry Collector as OTLP metrics,
+// and its statements, stages and waits as spans (exporter.StartOTLP; the
+// other OTEL_* variables apply, and the service name is otelpfs-demo
+// unless OTEL_SERVICE_NAME says otherwise).
 package main
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
+	"github.com/otelpfs/otelpfs/examples/demo/notes"
 	"github.com/otelpfs/otelpfs/exporter"
 	"github.com/otelpfs/otelpfs/instrument"
+	"github.com/otelpfs/otelpfs/instrument/pfshttp"
 	"github.com/otelpfs/otelpfs/pfscore"
+	"github.com/otelpfs/otelpfs/report"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "demo:", err)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "demo:", err)
+		}
 		os.Exit(1)
 	}
 }
 
-func run(args []string, out io.Writer) error {
+type options struct {
+	duration time.Duration
+	addr     string
+	apiAddr  string
+	clients  int
+	rate     int
+	every    time.Duration
+	limit    int
+}
+
+func run(ctx context.Context, args []string, out, errOut io.Writer) error {
+	var o options
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	duration := fs.Duration("duration", 30*time.Second, "how long to run")
-	addr := fs.String("addr", exporter.DefaultAddr, "where to serve /debug/pfs (loopback)")
-	workers := fs.Int("workers", 4, "worker threads")
-	every := fs.Duration("report", 5*time.Second, "how often to print the report")
+	fs.SetOutput(errOut)
+	fs.DurationVar(&o.duration, "duration", 30*time.Second, "how long to run (0: until interrupted)")
+	fs.StringVar(&o.addr, "addr", exporter.DefaultAddr, "where to serve /debug/pfs (loopback; empty: nowhere)")
+	fs.StringVar(&o.apiAddr, "api-addr", "127.0.0.1:0", "where to serve the notes API")
+	fs.IntVar(&o.clients, "clients", 4, "concurrent clients of the load generator")
+	fs.IntVar(&o.rate, "rate", 200, "requests per second, all clients together (0: as fast as they can)")
+	fs.DurationVar(&o.every, "report", 5*time.Second, "time between reports")
+	fs.IntVar(&o.limit, "limit", 6, "rows per report section")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-
-	s := pfscore.Default()
-	// The demo wants to show events, so it turns on what MySQL ships off.
-	if _, err := s.UpdateConsumers("events_waits%", true); err != nil {
-		return err
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
-	srv, err := exporter.Listen(*addr, exporter.Handler(s, exporter.WithSetupChanges(true)))
+	if o.duration < 0 || o.clients < 1 || o.rate < 0 || o.every <= 0 || o.limit < 1 {
+		return errors.New("-duration must be >= 0, -clients >= 1, -rate >= 0, -report > 0 and -limit >= 1")
+	}
+
+	// Everything on: the demo is here to show what otelpfs collects. The
+	// environment's OTELPFS_INSTRUMENT and OTELPFS_CONSUMER still apply
+	// (their more specific rules win).
+	s, err := pfscore.New(pfscore.WithInstrument("%=ON"))
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
-	fmt.Fprintf(out, "otelpfs demo: %d workers for %s; tables at %s/debug/pfs/\n", *workers, *duration, srv.URL())
-	fmt.Fprintf(out, "try: go run ./cmd/pfs top --addr %s\n", srv.Addr())
-	if ep := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); ep != "" {
-		var opts []exporter.OTLPOption
-		if os.Getenv("OTEL_SERVICE_NAME") == "" {
-			opts = append(opts, exporter.WithServiceName("otelpfs-demo"))
-		}
-		o, err := exporter.StartOTLP(context.Background(), s, opts...)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := o.Shutdown(ctx); err != nil {
-				fmt.Fprintln(out, "OTLP:", err)
-			}
-		}()
-		fmt.Fprintf(out, "sending OTLP to %s\n", ep)
+	if _, err := s.UpdateConsumers("%", true); err != nil {
+		return err
 	}
-	fmt.Fprintln(out)
-
-	ctx, cancel := context.WithTimeout(context.Background(), *duration)
-	defer cancel()
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
-	defer stop()
 
 	dir, err := os.MkdirTemp("", "otelpfs-demo")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	svc, err := newService(dir)
+	svc, err := notes.New(notes.Config{Dir: dir, Schema: s})
 	if err != nil {
 		return err
 	}
-	defer svc.close()
+	defer svc.Close()
 
+	if o.addr != "" {
+		srv, err := exporter.Listen(o.addr, exporter.Handler(s, exporter.WithSetupChanges(true)))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		fmt.Fprintf(out, "otelpfs demo: tables at %s/\n", srv.URL())
+		fmt.Fprintf(out, "try: go run ./cmd/pfs top --addr %s\n", srv.Addr())
+	}
+	api, err := serveAPI(s, svc, o.apiAddr)
+	if err != nil {
+		return err
+	}
+	defer api.Close()
+	fmt.Fprintf(out, "notes API at %s: %d clients, %s\n", api.url, o.clients, rateText(o.rate))
+
+	if ep := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); ep != "" {
+		var opts []exporter.OTLPOption
+		if os.Getenv("OTEL_SERVICE_NAME") == "" {
+			opts = append(opts, exporter.WithServiceName("otelpfs-demo"))
+		}
+		exp, err := exporter.StartOTLP(ctx, s, opts...)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := exp.Shutdown(sctx); err != nil {
+				fmt.Fprintln(errOut, "OTLP:", err)
+			}
+		}()
+		fmt.Fprintf(out, "sending OTLP to %s\n", ep)
+	}
+
+	if o.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.duration)
+		defer cancel()
+	}
+	var st stats
 	var wg sync.WaitGroup
-	for i := range *workers {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.clients}}
+	for i := range o.clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			svc.worker(ctx, i)
+			drive(ctx, client, api.url, notes.NewLoad(uint64(i)+1), o, &st)
 		}()
 	}
-	tick := time.NewTicker(*every)
-	defer tick.Stop()
+
+	start := time.Now()
+	tty := isTerminal(out)
+	// The report leaves out the threads (a request's ends with it), and
+	// the memory of the Go runtime and of otelpfs's own tables.
+	rep := report.Report{
+		Limit: o.limit,
+		Sections: []string{report.StatementAnalysis, report.StatementsByRoute, report.Users,
+			report.TopWaits, report.HottestInstances, report.MemoryByCurrent, report.Lost},
+		Where: map[string]string{
+			report.MemoryByCurrent: "EVENT_NAME LIKE 'memory/demo/%'",
+		},
+	}
+	var last time.Time
+	progress := time.NewTicker(time.Second)
+	defer progress.Stop()
+	reports := time.NewTicker(o.every)
+	defer reports.Stop()
 	for done := false; !done; {
 		select {
 		case <-ctx.Done():
 			done = true
-		case <-tick.C:
-			report(out, s)
+		case <-progress.C:
+			if tty {
+				fmt.Fprintf(out, "\r%s\x1b[K", st.line(time.Since(start)))
+			}
+		case <-reports.C:
+			writeReport(out, tty, &rep, s, &st, time.Since(start))
+			last = time.Now()
 		}
 	}
 	wg.Wait()
-	report(out, s)
+	client.CloseIdleConnections()
+	if time.Since(last) > time.Second { // else the last report is as good
+		writeReport(out, tty, &rep, s, &st, time.Since(start))
+	}
+	if st.sent.Load() == 0 {
+		return errors.New("the load generator sent no request")
+	}
 	return nil
 }
 
-// service is the demo's shared state and its instruments.
-type service struct {
-	cache   *instrument.Mutex
-	entries map[int]int
-	config  *instrument.RWMutex
-	limit   int
-	logs    *instrument.FileClass
-	logPath string
-	logMu   *instrument.Mutex
-	log     *instrument.File
-	client  *instrument.SocketClass
-	echo    *instrument.Listener
+func rateText(rate int) string {
+	if rate == 0 {
+		return "as fast as they can"
+	}
+	return fmt.Sprintf("%d requests/s", rate)
 }
 
-func newService(dir string) (*service, error) {
-	svc := &service{
-		cache:   instrument.NewMutex("wait/synch/mutex/demo/cache", instrument.WithDocumentation("The shared cache.")),
-		entries: map[int]int{},
-		config:  instrument.NewRWMutex("wait/synch/rwlock/demo/config"),
-		limit:   100,
-		logs:    instrument.NewFileClass("wait/io/file/demo/log"),
-		logPath: filepath.Join(dir, "requests.log"),
-		logMu:   instrument.NewMutex("wait/synch/mutex/demo/log"),
-		client:  instrument.NewSocketClass("wait/io/socket/demo/client"),
-	}
-	f, err := svc.logs.OpenFile(svc.logPath, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
+// api is the notes API on an instrumented listener: each connection is a
+// socket instance, and the wait for a kept-alive connection's next
+// request is idle time (pfshttp.ConnState), not socket time.
+type api struct {
+	srv *http.Server
+	url string
+}
+
+func serveAPI(s *pfscore.Schema, svc *notes.Service, addr string) (*api, error) {
+	in := instrument.WithSchema(s)
+	ln, err := instrument.NewSocketClass("wait/io/socket/demo/api_listener", in).
+		Listen("tcp", addr, instrument.NewSocketClass("wait/io/socket/demo/api_connection", in))
 	if err != nil {
 		return nil, err
 	}
-	svc.log = f
-	server := instrument.NewSocketClass("wait/io/socket/demo/server")
-	svc.echo, err = server.Listen("tcp", "127.0.0.1:0", server)
-	if err != nil {
-		f.Close()
-		return nil, err
+	srv := &http.Server{Handler: svc.Handler(), ConnState: pfshttp.ConnState(pfshttp.WithSchema(s)),
+		ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	return &api{srv: srv, url: "http://" + ln.Addr().String()}, nil
+}
+
+func (a *api) Close() error { return a.srv.Close() }
+
+// stats counts the load generator's requests by outcome.
+type stats struct {
+	sent, ok, notFound, clientErr, serverErr, failed atomic.Int64
+}
+
+func (st *stats) line(elapsed time.Duration) string {
+	n := st.sent.Load()
+	return fmt.Sprintf("%5.0fs  %d requests (%.0f/s): %d ok, %d not found, %d other 4xx, %d 5xx, %d failed",
+		elapsed.Seconds(), n, float64(n)/max(elapsed.Seconds(), 1e-3),
+		st.ok.Load(), st.notFound.Load(), st.clientErr.Load(), st.serverErr.Load(), st.failed.Load())
+}
+
+// drive sends load's requests until ctx is done, at its share of the rate.
+func drive(ctx context.Context, client *http.Client, base string, load *notes.Load, o options, st *stats) {
+	var tick *time.Ticker
+	if o.rate > 0 {
+		tick = time.NewTicker(time.Duration(o.clients) * time.Second / time.Duration(o.rate))
+		defer tick.Stop()
 	}
-	go svc.serveEcho()
-	return svc, nil
-}
-
-func (svc *service) close() {
-	svc.echo.Close()
-	svc.log.Close()
-}
-
-// serveEcho answers each line with itself, one goroutine per connection.
-func (svc *service) serveEcho() {
-	for {
-		c, err := svc.echo.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer c.Close()
-			r := bufio.NewReader(c)
-			for {
-				line, err := r.ReadBytes('\n')
-				if err != nil {
-					return
-				}
-				if _, err := c.Write(line); err != nil {
-					return
-				}
+	for ctx.Err() == nil {
+		if tick != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
 			}
-		}()
-	}
-}
-
-var users = []struct{ user, host string }{{"alice", "10.0.0.7"}, {"bob", "10.0.0.8"}, {"carol", "10.0.0.7"}}
-
-// worker serves requests until ctx ends. Each worker is one thread, as a
-// connection handler would be.
-func (svc *service) worker(ctx context.Context, id int) {
-	u := users[id%len(users)]
-	ctx, t := instrument.StartThread(ctx, "thread/demo/worker", instrument.WithUser(u.user), instrument.WithHost(u.host))
-	defer t.End()
-
-	conn, err := svc.client.DialContext(ctx, "tcp", svc.echo.Addr().String())
-	if err != nil {
-		return
-	}
-	defer conn.Close()
-	r := bufio.NewReader(conn)
-	rnd := rand.New(rand.NewPCG(uint64(id), 7))
-	for n := 0; ctx.Err() == nil; n++ {
-		// Idle: waiting for the next request.
-		iw := instrument.StartIdleCtx(ctx)
-		time.Sleep(time.Duration(1+rnd.IntN(3)) * time.Millisecond)
-		iw.End()
-
-		svc.config.RLockCtx(ctx)
-		limit := svc.limit
-		svc.config.RUnlock()
-
-		key := rnd.IntN(limit)
-		svc.cache.LockCtx(ctx)
-		svc.entries[key]++
-		if n%50 == 0 { // a slow critical section now and then
-			time.Sleep(200 * time.Microsecond)
 		}
-		svc.cache.Unlock()
-
-		fmt.Fprintf(conn, "request %d %d\n", id, n)
-		if _, err := r.ReadString('\n'); err != nil {
-			return
+		req, err := load.Next().NewHTTP(ctx, base)
+		if err != nil {
+			st.failed.Add(1)
+			continue
 		}
-
-		svc.logMu.LockCtx(ctx)
-		fmt.Fprintf(svc.log.For(t), "worker %d request %d key %d\n", id, n, key)
-		svc.logMu.Unlock()
-
-		if n%200 == 199 { // reconfigure now and then
-			svc.config.LockCtx(ctx)
-			svc.limit = 50 + rnd.IntN(100)
-			svc.config.Unlock()
+		resp, err := client.Do(req)
+		if err != nil {
+			if ctx.Err() == nil {
+				st.failed.Add(1)
+				st.sent.Add(1)
+			}
+			continue
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		st.sent.Add(1)
+		switch c := resp.StatusCode; {
+		case c < 300:
+			st.ok.Add(1)
+		case c == http.StatusNotFound:
+			st.notFound.Add(1)
+		case c < 500:
+			st.clientErr.Add(1)
+		default:
+			st.serverErr.Add(1)
 		}
 	}
 }
 
-// report prints the top waits by total latency.
-func report(out io.Writer, s *pfscore.Schema) {
-	res, err := s.Select("events_waits_summary_global_by_event_name")
-	if err != nil {
-		fmt.Fprintln(out, err)
-		return
+func writeReport(out io.Writer, tty bool, rep *report.Report, s *pfscore.Schema, st *stats, elapsed time.Duration) {
+	if tty {
+		io.WriteString(out, "\r\x1b[K")
 	}
-	sum := func(r pfscore.Row) uint64 { return r[2].(uint64) } // SUM_TIMER_WAIT
-	rows := res.Rows[:0]
-	for _, r := range res.Rows {
-		if r[1].(uint64) > 0 { // COUNT_STAR
-			rows = append(rows, r)
-		}
+	fmt.Fprintf(out, "\n== %s  %s\n", time.Now().Format("15:04:05"), st.line(elapsed))
+	if err := rep.Write(out, s); err != nil {
+		fmt.Fprintln(out, "report:", err)
 	}
-	for i := 1; i < len(rows); i++ { // a few rows: insertion sort by SUM_TIMER_WAIT desc
-		for j := i; j > 0 && sum(rows[j]) > sum(rows[j-1]); j-- {
-			rows[j], rows[j-1] = rows[j-1], rows[j]
-		}
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
 	}
-	fmt.Fprintf(out, "%s  top waits by total latency\n", time.Now().Format("15:04:05"))
-	fmt.Fprintf(out, "  %-32s %10s %12s %12s\n", "EVENT_NAME", "COUNT_STAR", "SUM", "AVG")
-	for _, r := range rows {
-		fmt.Fprintf(out, "  %-32s %10d %12s %12s\n", r[0], r[1], exporter.FormatPicoTime(sum(r)), exporter.FormatPicoTime(r[4].(uint64)))
-	}
-	fmt.Fprintln(out)
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -1,0 +1,235 @@
+package notes
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+
+	"github.com/otelpfs/otelpfs/instrument"
+	"github.com/otelpfs/otelpfs/instrument/pfshttp"
+	"github.com/otelpfs/otelpfs/instrument/pfssql"
+	"github.com/otelpfs/otelpfs/pfscore"
+)
+
+// A kit is what the service is built of: the same handlers run on the
+// plain kit (Go's own types, no otelpfs call anywhere) and on the
+// instrumented one, so the two differ by the instrumentation alone.
+type kit struct {
+	db          db
+	cacheLock   locker
+	configLock  rwLocker
+	journalLock locker
+	journal     writer
+	bufs        buffers
+	cacheMem    accountant
+	stages      func(ctx context.Context, s stage) // marks a phase of the request
+	wrap        func(http.Handler) http.Handler    // the middleware around the mux
+	close       func() error
+}
+
+// db is what the handlers use of *sql.DB; *pfssql.DB has it too.
+type db interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
+}
+
+type locker interface {
+	LockCtx(ctx context.Context)
+	Unlock()
+}
+
+type rwLocker interface {
+	locker
+	RLockCtx(ctx context.Context)
+	RUnlock()
+}
+
+// writer writes for the request ctx carries.
+type writer interface {
+	WriteCtx(ctx context.Context, p []byte) (int, error)
+	Close() error
+}
+
+// buffers is a pool of response buffers: get returns a buffer of len 0 and
+// a handle, put takes both back (b may have grown).
+type buffers interface {
+	get(ctx context.Context, n int) (b []byte, h any)
+	put(h any, b []byte)
+}
+
+// accountant counts the cache's memory.
+type accountant interface {
+	alloc(ctx context.Context, n int) instrument.Memory
+	free(m *instrument.Memory)
+}
+
+// stage names a phase of a request.
+type stage int
+
+const (
+	stageCacheLookup stage = iota
+	stageQuerying
+	stageRendering
+	stageJournaling
+	numStages
+)
+
+var stageNames = [numStages]string{
+	"stage/demo/cache_lookup",
+	"stage/demo/querying",
+	"stage/demo/rendering",
+	"stage/demo/journaling",
+}
+
+// The instrument names of the service.
+const (
+	cacheLockName   = "wait/synch/mutex/demo/note_cache"
+	configLockName  = "wait/synch/rwlock/demo/config"
+	journalLockName = "wait/synch/mutex/demo/journal"
+	journalName     = "wait/io/file/demo/journal"
+	buffersName     = "memory/demo/response_buffers"
+	cacheMemName    = "memory/demo/note_cache"
+)
+
+// ---- the plain kit ----
+
+type plainLock struct{ sync.Mutex }
+
+func (l *plainLock) LockCtx(context.Context) { l.Lock() }
+
+type plainRWLock struct{ sync.RWMutex }
+
+func (l *plainRWLock) LockCtx(context.Context)  { l.Lock() }
+func (l *plainRWLock) RLockCtx(context.Context) { l.RLock() }
+
+type plainFile struct{ *os.File }
+
+func (f plainFile) WriteCtx(_ context.Context, p []byte) (int, error) { return f.Write(p) }
+
+type plainBuffers struct{ pool sync.Pool } // of *[]byte
+
+func (p *plainBuffers) get(_ context.Context, n int) ([]byte, any) {
+	bp, _ := p.pool.Get().(*[]byte)
+	if bp == nil {
+		b := make([]byte, 0, n)
+		bp = &b
+	}
+	if cap(*bp) < n {
+		*bp = make([]byte, 0, n)
+	}
+	return (*bp)[:0], bp
+}
+
+func (p *plainBuffers) put(h any, b []byte) {
+	bp := h.(*[]byte)
+	*bp = b[:0]
+	p.pool.Put(bp)
+}
+
+type plainAccountant struct{}
+
+func (plainAccountant) alloc(context.Context, int) instrument.Memory { return instrument.Memory{} }
+func (plainAccountant) free(*instrument.Memory)                      {}
+
+func plainKit(dsn, journalPath string) (*kit, error) {
+	d, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(journalPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	return &kit{
+		db:          d,
+		cacheLock:   new(plainLock),
+		configLock:  new(plainRWLock),
+		journalLock: new(plainLock),
+		journal:     plainFile{f},
+		bufs:        new(plainBuffers),
+		cacheMem:    plainAccountant{},
+		stages:      func(context.Context, stage) {},
+		wrap:        func(h http.Handler) http.Handler { return h },
+		close:       func() error { return closeBoth(d.Close(), f.Close()) },
+	}, nil
+}
+
+// ---- the instrumented kit ----
+
+type instrumentedFile struct{ *instrument.File }
+
+func (f instrumentedFile) WriteCtx(ctx context.Context, p []byte) (int, error) {
+	return f.ForCtx(ctx).Write(p)
+}
+
+type instrumentedBuffers struct{ pool *instrument.BufferPool }
+
+func (p instrumentedBuffers) get(ctx context.Context, n int) ([]byte, any) {
+	b := p.pool.Get(ctx, n)
+	return b.B[:0], b
+}
+
+func (p instrumentedBuffers) put(h any, b []byte) {
+	buf := h.(*instrument.Buffer)
+	buf.B = b
+	p.pool.Put(buf)
+}
+
+type instrumentedAccountant struct{ class *instrument.MemoryClass }
+
+func (a instrumentedAccountant) alloc(ctx context.Context, n int) instrument.Memory {
+	return a.class.Alloc(ctx, n)
+}
+func (instrumentedAccountant) free(m *instrument.Memory) { m.Free() }
+
+func instrumentedKit(s *pfscore.Schema, dsn, journalPath string, user func(*http.Request) string) (*kit, error) {
+	in := instrument.WithSchema(s)
+	raw, err := pfssql.Open("sqlite", dsn, pfssql.WithSchema(s), pfssql.WithCurrentSchema("notes"))
+	if err != nil {
+		return nil, err
+	}
+	d, err := pfssql.NewDB(raw) // the DB level: pool waits count too
+	if err != nil {
+		raw.Close()
+		return nil, err
+	}
+	f, err := instrument.NewFileClass(journalName, in).OpenFile(journalPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		raw.Close()
+		return nil, err
+	}
+	var stages [numStages]*instrument.StageClass
+	for i, name := range stageNames {
+		stages[i] = instrument.NewStageClass(name, in)
+	}
+	return &kit{
+		db:          d,
+		cacheLock:   instrument.NewMutex(cacheLockName, in, instrument.WithDocumentation("The note cache.")),
+		configLock:  instrument.NewRWMutex(configLockName, in, instrument.WithDocumentation("The service's settings.")),
+		journalLock: instrument.NewMutex(journalLockName, in, instrument.WithDocumentation("Orders the journal's lines.")),
+		journal:     instrumentedFile{f},
+		bufs:        instrumentedBuffers{instrument.NewBufferPool(buffersName, in)},
+		cacheMem:    instrumentedAccountant{instrument.NewMemoryClass(cacheMemName, in)},
+		stages:      func(ctx context.Context, st stage) { stages[st].Start(ctx) },
+		wrap: func(h http.Handler) http.Handler {
+			return pfshttp.Handler(h, pfshttp.WithSchema(s), pfshttp.WithUser(user))
+		},
+		close: func() error { return closeBoth(raw.Close(), f.Close()) },
+	}, nil
+}
+
+func closeBoth(a, b error) error {
+	if a != nil {
+		return a
+	}
+	if b != nil {
+		return fmt.Errorf("journal: %w", b)
+	}
+	return nil
+}
