@@ -118,7 +118,7 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) error {
 			return err
 		}
 		defer srv.Close()
-		fmt.Fprintf(out, "otelpfs demo: tables at %s/\n", srv.URL())
+		fmt.Fprintf(out, "otelpfs demo: tables at %s/debug/pfs/\n", srv.URL())
 		fmt.Fprintf(out, "try: go run ./cmd/pfs top --addr %s\n", srv.Addr())
 	}
 	api, err := serveAPI(s, svc, o.apiAddr)

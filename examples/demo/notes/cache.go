@@ -83,10 +83,12 @@ func (c *noteCache) remove(ctx context.Context, id int64) {
 	e, ok := c.entries[id]
 	if ok {
 		delete(c.entries, id)
-		last := len(c.slots) - 1 // fill the hole with the last slot
-		moved := c.slots[last]
-		c.slots[e.slot] = moved
-		c.entries[moved].slot = e.slot
+		last := len(c.slots) - 1
+		if e.slot != last { // fill the hole with the last slot
+			moved := c.slots[last]
+			c.slots[e.slot] = moved
+			c.entries[moved].slot = e.slot
+		}
 		c.slots = c.slots[:last]
 		if c.hand >= len(c.slots) {
 			c.hand = 0

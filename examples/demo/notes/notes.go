@@ -48,7 +48,7 @@ var Tags = []string{"work", "home", "ideas", "todo"}
 
 // SeedNotes is how many notes Seed creates: ids 1 to SeedNotes, note i
 // belonging to Tenants[(i-1)%len(Tenants)].
-const SeedNotes = 600
+const SeedNotes = 600 // a multiple of 100, the seed's rows per INSERT
 
 // A Config says how to build a Service.
 type Config struct {
@@ -156,11 +156,16 @@ func (s *Service) seed(ctx context.Context) error {
 		}
 	}
 	now := time.Now().Unix()
-	for i := 1; i <= SeedNotes; i++ {
-		_, err := tx.ExecContext(ctx, "INSERT INTO notes (id, tenant, tag, title, body, created) VALUES (?, ?, ?, ?, ?, ?)",
-			i, Tenants[(i-1)%len(Tenants)], Tags[i%len(Tags)], fmt.Sprintf("note %d", i),
-			strings.Repeat(fmt.Sprintf("line %d of a seeded note. ", i), 1+i%8), now)
-		if err != nil {
+	const batch = 100 // rows per INSERT
+	for first := 1; first <= SeedNotes; first += batch {
+		q := "INSERT INTO notes (id, tenant, tag, title, body, created) VALUES " +
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?), ", batch), ", ")
+		args := make([]any, 0, 6*batch)
+		for i := first; i < first+batch; i++ {
+			args = append(args, i, Tenants[(i-1)%len(Tenants)], Tags[i%len(Tags)], fmt.Sprintf("note %d", i),
+				strings.Repeat(fmt.Sprintf("line %d of a seeded note. ", i), 1+i%8), now)
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return err
 		}
 	}
