@@ -1,0 +1,485 @@
+// Command overhead measures what otelpfs costs the demo's notes service:
+// CPU time per request, fully instrumented (every instrument and consumer
+// on, the OTLP pipeline exporting every 2 s) against the same handlers
+// built on Go's own types, so that noise cannot flip the sign.
+//
+//	cd bench && go run ./cmd/overhead [-rounds 20] [-requests 2000] [-workers 2]
+//
+// The two variants run in two child processes, each warm and holding its
+// own database, and take turns: in each round both serve the same number
+// of requests of the demo's mix (in-process, httptest.NewRecorder), one
+// after the other, the order alternating from round to round. Each child
+// measures its own CPU time (getrusage: every thread, the pipeline's and
+// the garbage collector's included) from the end of its previous round to
+// the end of this one, so work done between rounds is charged to the next.
+// A round's overhead is the ratio of the two variants' CPU per request in
+// that round; the report gives the rounds' mean ratio with a 95%
+// confidence interval (Student's t), their median, the added CPU per
+// request in ns, and the share of the instrumented child's CPU profile
+// owned by otelpfs and OpenTelemetry code (a sample belongs to the first
+// frame, from the leaf, outside Go's runtime and the standard library's
+// utilities; the standard library's I/O, net/http and database/sql are the
+// service's work, whoever calls them). The
+// pipeline exports to an OTLP sink in this process, so the Collector's
+// side of the work is not charged to the service.
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/otelpfs/otelpfs/bench/internal/demoenv"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "overhead:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	rounds, requests, workers int
+	child, endpoint, profile  string
+	noSpans                   bool
+}
+
+func run(args []string, out io.Writer) error {
+	var c config
+	fs := flag.NewFlagSet("overhead", flag.ContinueOnError)
+	fs.IntVar(&c.rounds, "rounds", 20, "measured rounds (each variant serves -requests per round)")
+	fs.IntVar(&c.requests, "requests", 2000, "requests per variant per round")
+	fs.IntVar(&c.workers, "workers", 2, "goroutines serving requests, each with its own load")
+	fs.StringVar(&c.child, "child", "", "internal: run as the raw or instrumented child")
+	fs.StringVar(&c.endpoint, "endpoint", "", "internal: the OTLP sink's address")
+	fs.StringVar(&c.profile, "cpuprofile", "", "internal: where the child writes its CPU profile")
+	fs.StringVar(analyze, "analyze", "", "only print the shares of this CPU profile (of BenchmarkDemoInstrumented, say)")
+	fs.BoolVar(&c.noSpans, "nospans", false, "export metrics only, no spans")
+	fs.IntVar(topFuncs, "top", 15, "how many of the instrumentation's functions to list")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if c.rounds < 2 || c.requests < 1 || c.workers < 1 {
+		return errors.New("-rounds must be >= 2, -requests and -workers >= 1")
+	}
+	if c.child != "" {
+		return child(c, os.Stdin, os.Stdout)
+	}
+	if *analyze != "" {
+		return profileShares(out, *analyze)
+	}
+	return parent(c, out)
+}
+
+// ---- the child: one variant ----
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// child serves rounds on command: "round N" serves N requests and answers
+// "cpu NS" (CPU since the previous answer); "quit" stops the profile and
+// the service and answers "done METRICS TRACES" (the exports the pipeline
+// made).
+func child(c config, in io.Reader, out io.Writer) error {
+	instrumented := c.child == "instrumented"
+	if !instrumented && c.child != "raw" {
+		return fmt.Errorf("-child %q: raw or instrumented", c.child)
+	}
+	svc, err := demoenv.Start(demoenv.Options{Instrumented: instrumented, Endpoint: c.endpoint, NoSpans: c.noSpans})
+	if err != nil {
+		return err
+	}
+	clients := make([]*demoenv.Client, c.workers)
+	for i := range clients {
+		clients[i] = demoenv.NewClient(uint64(i) + 1)
+	}
+	var prof *os.File
+	last := cpuTime()
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		cmd, arg, _ := strings.Cut(sc.Text(), " ")
+		switch cmd {
+		case "profile": // from now on
+			if prof, err = os.Create(c.profile); err != nil {
+				return err
+			}
+			if err := pprof.StartCPUProfile(prof); err != nil {
+				return err
+			}
+			fmt.Fprintln(out, "ok")
+		case "round":
+			n, err := strconv.Atoi(arg)
+			if err != nil {
+				return err
+			}
+			if err := serve(svc, clients, n); err != nil {
+				return err
+			}
+			now := cpuTime()
+			fmt.Fprintln(out, "cpu", int64(now-last))
+			last = now
+		case "quit":
+			if prof != nil {
+				pprof.StopCPUProfile()
+				prof.Close()
+			}
+			if err := svc.Close(); err != nil {
+				return err
+			}
+			fmt.Fprintln(out, "done")
+			return nil
+		default:
+			return fmt.Errorf("unknown command %q", sc.Text())
+		}
+	}
+	return sc.Err()
+}
+
+// serve serves n requests, split among the clients, each on a goroutine.
+func serve(svc *demoenv.Service, clients []*demoenv.Client, n int) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(clients))
+	for i, cl := range clients {
+		share := n / len(clients)
+		if i < n%len(clients) {
+			share++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range share {
+				if err := cl.Do(svc.Handler); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// ---- the parent ----
+
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Scanner
+}
+
+func (p *proc) ask(line string) (string, error) {
+	if _, err := fmt.Fprintln(p.in, line); err != nil {
+		return "", fmt.Errorf("%s child: %w", p.name, err)
+	}
+	if !p.out.Scan() {
+		err := p.out.Err()
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		return "", fmt.Errorf("%s child: %w (its stderr is above)", p.name, err)
+	}
+	return p.out.Text(), nil
+}
+
+func (p *proc) round(n int) (time.Duration, error) {
+	ans, err := p.ask("round " + strconv.Itoa(n))
+	if err != nil {
+		return 0, err
+	}
+	ns, err := strconv.ParseInt(strings.TrimPrefix(ans, "cpu "), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s child answered %q", p.name, ans)
+	}
+	return time.Duration(ns), nil
+}
+
+func start(c config, variant, endpoint, profile string) (*proc, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, "-child", variant, "-endpoint", endpoint, "-cpuprofile", profile,
+		"-workers", strconv.Itoa(c.workers), "-nospans="+strconv.FormatBool(c.noSpans))
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &proc{name: variant, cmd: cmd, in: in, out: bufio.NewScanner(outPipe)}, nil
+}
+
+func parent(c config, out io.Writer) error {
+	sink, err := demoenv.StartSink()
+	if err != nil {
+		return err
+	}
+	defer sink.Stop()
+	dir, err := os.MkdirTemp("", "otelpfs-overhead")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	profPath := filepath.Join(dir, "instrumented.pprof")
+	raw, err := start(c, "raw", "", "")
+	if err != nil {
+		return err
+	}
+	defer raw.cmd.Wait()
+	inst, err := start(c, "instrumented", sink.Addr, profPath)
+	if err != nil {
+		return err
+	}
+	defer inst.cmd.Wait()
+	defer raw.in.Close()
+	defer inst.in.Close()
+
+	what := "metrics and spans"
+	if c.noSpans {
+		what = "metrics only"
+	}
+	fmt.Fprintf(out, "overhead: %d rounds of %d requests per variant, %d workers; pipeline (%s) every %s\n",
+		c.rounds, c.requests, c.workers, what, demoenv.ExportInterval)
+	// A warm-up round each, not measured: caches, pools, the JIT-free
+	// equivalents (SQLite's page cache, the digest cache).
+	for _, p := range []*proc{raw, inst} {
+		if _, err := p.round(c.requests); err != nil {
+			return err
+		}
+	}
+	if _, err := inst.ask("profile"); err != nil {
+		return err
+	}
+	var rawPer, instPer, ratios []float64
+	for r := range c.rounds {
+		order := []*proc{raw, inst}
+		if r%2 == 1 {
+			order = []*proc{inst, raw}
+		}
+		var got [2]time.Duration
+		for _, p := range order {
+			d, err := p.round(c.requests)
+			if err != nil {
+				return err
+			}
+			if p == raw {
+				got[0] = d
+			} else {
+				got[1] = d
+			}
+		}
+		rp, ip := float64(got[0])/float64(c.requests), float64(got[1])/float64(c.requests)
+		rawPer, instPer, ratios = append(rawPer, rp), append(instPer, ip), append(ratios, ip/rp)
+		fmt.Fprintf(out, "round %2d: raw %7.1f µs/req  instrumented %7.1f µs/req  %+6.2f%%\n",
+			r+1, rp/1e3, ip/1e3, (ip/rp-1)*100)
+	}
+	for _, p := range []*proc{raw, inst} {
+		if _, err := p.ask("quit"); err != nil {
+			return err
+		}
+	}
+
+	mean, lo, hi := meanCI(ratios)
+	dMean, dLo, dHi := meanCI(diffs(instPer, rawPer))
+	fmt.Fprintf(out, "\nCPU per request: raw %.1f µs, instrumented %.1f µs (medians of %d rounds)\n",
+		median(rawPer)/1e3, median(instPer)/1e3, c.rounds)
+	fmt.Fprintf(out, "overhead: %+.2f%% (95%% CI %+.2f%% to %+.2f%%), median %+.2f%%; instrumented slower in %d of %d rounds\n",
+		(mean-1)*100, (lo-1)*100, (hi-1)*100, (median(ratios)-1)*100, countAbove(ratios, 1), len(ratios))
+	fmt.Fprintf(out, "added CPU per request: %.0f ns (95%% CI %.0f to %.0f ns)\n", dMean, dLo, dHi)
+	fmt.Fprintf(out, "pipeline exports received: %d metrics, %d traces\n", sink.Metrics.Load(), sink.Traces.Load())
+	return profileShares(out, profPath)
+}
+
+func diffs(a, b []float64) []float64 {
+	d := make([]float64, len(a))
+	for i := range a {
+		d[i] = a[i] - b[i]
+	}
+	return d
+}
+
+func countAbove(xs []float64, v float64) int {
+	n := 0
+	for _, x := range xs {
+		if x > v {
+			n++
+		}
+	}
+	return n
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// meanCI returns the mean of xs and its 95% confidence interval (Student's
+// t, two-sided).
+func meanCI(xs []float64) (mean, lo, hi float64) {
+	n := float64(len(xs))
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= n
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	se := math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+	t := tQuantile975(len(xs) - 1)
+	return mean, mean - t*se, mean + t*se
+}
+
+// tQuantile975 is the 97.5th percentile of Student's t with df degrees of
+// freedom (df >= 1).
+func tQuantile975(df int) float64 {
+	table := []float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
+	if df <= len(table) {
+		return table[df-1]
+	}
+	if df <= 60 {
+		return 2.000
+	}
+	return 1.96
+}
+
+// ---- the profile ----
+
+// owner classifies a function by its package: "" for the runtime and the
+// standard library's utilities (memory, locks, atomics, formatting: the
+// sample belongs to a caller), else whose work it is. The standard
+// library's I/O, networking, HTTP and database/sql are the service's work
+// whoever calls them: otelpfs's wrappers call them on the service's
+// behalf, and the plain variant makes the same calls.
+func owner(fn string) string {
+	pkg := packageOf(fn)
+	first, _, _ := strings.Cut(pkg, "/")
+	switch {
+	case !strings.Contains(first, "."):
+		for _, p := range []string{"net", "database/sql", "os", "syscall", "internal/poll", "internal/syscall",
+			"io", "bufio", "crypto/tls", "mime", "encoding/json"} {
+			if pkg == p || strings.HasPrefix(pkg, p+"/") {
+				return "the service"
+			}
+		}
+		return ""
+	case strings.HasPrefix(pkg, "github.com/otelpfs/otelpfs/examples/"),
+		strings.HasPrefix(pkg, "github.com/otelpfs/otelpfs/bench"):
+		return "the service"
+	case strings.HasPrefix(pkg, "github.com/otelpfs/otelpfs/"):
+		return "otelpfs"
+	case strings.HasPrefix(pkg, "go.opentelemetry.io/"), strings.HasPrefix(pkg, "google.golang.org/"),
+		strings.HasPrefix(pkg, "golang.org/x/net/"):
+		return "OpenTelemetry SDK, gRPC"
+	}
+	return "the service" // SQLite and the rest of its dependencies
+}
+
+// packageOf returns the import path of a function's symbol name:
+// "github.com/a/b.(*T).M" is "github.com/a/b".
+func packageOf(fn string) string {
+	slash := strings.LastIndexByte(fn, '/')
+	dot := strings.IndexByte(fn[slash+1:], '.')
+	if dot < 0 {
+		return fn
+	}
+	return fn[:slash+1+dot]
+}
+
+// profileShares prints who owns the instrumented child's CPU samples.
+var (
+	topFuncs = new(int)
+	analyze  = new(string)
+)
+
+func profileShares(out io.Writer, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		return fmt.Errorf("the profile: %w", err)
+	}
+	vi := len(p.SampleType) - 1 // cpu nanoseconds
+	shares := map[string]int64{}
+	funcs := map[string]int64{} // otelpfs's and OpenTelemetry's owning functions
+	var total int64
+	for _, s := range p.Sample {
+		who, fn := "Go runtime alone (GC workers, scheduler)", ""
+	stack:
+		for _, loc := range s.Location { // leaf first
+			for _, line := range loc.Line { // the inlined frames, innermost first
+				if o := owner(line.Function.Name); o != "" {
+					who, fn = o, line.Function.Name
+					break stack
+				}
+			}
+		}
+		shares[who] += s.Value[vi]
+		if who != "the service" && fn != "" {
+			funcs[fn] += s.Value[vi]
+		}
+		total += s.Value[vi]
+	}
+	if total == 0 {
+		return errors.New("the profile has no samples")
+	}
+	type share struct {
+		who string
+		v   int64
+	}
+	var all []share
+	for k, v := range shares {
+		all = append(all, share{k, v})
+	}
+	slices.SortFunc(all, func(a, b share) int { return cmp.Compare(b.v, a.v) })
+	fmt.Fprintf(out, "\ninstrumented child's CPU profile (%.1f s of samples), by owner of the sample:\n", time.Duration(total).Seconds())
+	for _, s := range all {
+		fmt.Fprintf(out, "  %-42s %5.1f%%\n", s.who, float64(s.v)*100/float64(total))
+	}
+	all = all[:0]
+	for k, v := range funcs {
+		all = append(all, share{k, v})
+	}
+	slices.SortFunc(all, func(a, b share) int { return cmp.Compare(b.v, a.v) })
+	fmt.Fprintf(out, "the instrumentation's samples by owning function (top %d):\n", min(len(all), *topFuncs))
+	for _, s := range all[:min(len(all), *topFuncs)] {
+		fmt.Fprintf(out, "  %5.1f%%  %s\n", float64(s.v)*100/float64(total), s.who)
+	}
+	return nil
+}
