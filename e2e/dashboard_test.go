@@ -510,6 +510,7 @@ func checkExemplars(t *testing.T, p *prometheus, d *dashboard, ds []provisionedD
 				case len(got) == 0:
 					t.Logf("%s: panel %q query %s: no exemplars (allowed: %s)", src.job, pn.Title, tg.RefID, src.allowEmpty[pn.Title])
 				case src.job == probeJob:
+					t.Logf("probe: panel %q query %s: %d exemplars", pn.Title, tg.RefID, len(got))
 					for _, e := range got {
 						if e.labels[label] != parent.TraceID().String() || e.value <= 0 {
 							t.Errorf("probe: panel %q query %s: exemplar %v of %v: want %s=%s (the data source links by %s)",
@@ -568,7 +569,8 @@ func checkDashboardSpans(t *testing.T, path string, parent trace.SpanContext) {
 // requests inside parent's trace, each in a stage of a thread of its own,
 // until the returned function is called (it flushes and stops the
 // export). The digest table has room for the workload's three digests
-// only: one more statement, run once, is lost.
+// only (and the NULL row, which counts among the rows as in MySQL): one
+// more statement, run once, is lost.
 func startProbe(t *testing.T, otlp string, parent trace.SpanContext) (stop func()) {
 	t.Helper()
 	s, err := pfscore.New(pfscore.WithoutEnvironment(),
@@ -578,7 +580,7 @@ func startProbe(t *testing.T, otlp string, parent trace.SpanContext) (stop func(
 		pfscore.WithConsumer(pfscore.ConsumerEventsWaitsCurrent, true),
 		pfscore.WithConsumer(pfscore.ConsumerEventsWaitsHistoryLong, true),
 		pfscore.WithConsumer(pfscore.ConsumerEventsStatementsHistoryLong, true),
-		pfscore.WithDigestsSize(3))
+		pfscore.WithDigestsSize(4)) // three digests and the NULL row
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -353,9 +353,17 @@ func checkDashboard(d *dashboard, ds []provisionedDatasource) []error {
 	return errs
 }
 
-// promAPI calls Prometheus's HTTP API and decodes the data of a success.
+// promAPI calls Prometheus's HTTP API and decodes the data of a success:
+// a POST, as Grafana's data source sends queries (httpMethod: POST), or
+// for the label values endpoint, which takes only GET, a GET.
 func (p *prometheus) promAPI(path string, params url.Values, data any) error {
-	resp, err := http.PostForm("http://"+p.addr+path, params)
+	var resp *http.Response
+	var err error
+	if strings.HasPrefix(path, "/api/v1/label/") {
+		resp, err = http.Get("http://" + p.addr + path + "?" + params.Encode())
+	} else {
+		resp, err = http.PostForm("http://"+p.addr+path, params)
+	}
 	if err != nil {
 		return err
 	}
