@@ -376,15 +376,25 @@ func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-// sampleString returns the first non-empty value of string column col in
-// rows, or "".
+// sampleString returns a value of string column col in rows for the where
+// example: the first with a '/' (an instrument name, which the example
+// cuts to its kind: 'wait/%'), else the first non-empty one, else "".
 func sampleString(rows []pfscore.Row, col int) string {
+	first := ""
 	for _, r := range rows {
-		if col < len(r) {
-			if s, ok := r[col].(string); ok && s != "" && !strings.ContainsFunc(s, isControl) {
-				return s
-			}
+		if col >= len(r) {
+			continue
+		}
+		s, ok := r[col].(string)
+		if !ok || s == "" || strings.ContainsFunc(s, isControl) {
+			continue
+		}
+		if strings.Contains(s, "/") {
+			return s
+		}
+		if first == "" {
+			first = s
 		}
 	}
-	return ""
+	return first
 }

@@ -482,11 +482,11 @@ func (h *handler) serveTableError(w http.ResponseWriter, v url.Values, name stri
 			cols = t.Columns
 		}
 	}
-	// One row with a value in the string column the where example uses, for
-	// the example; none (a remote table that failed, say) leaves it generic.
+	// The rows give the where example its value, as on a page that worked;
+	// none (a remote table that failed, say) leaves the example generic.
 	sample := ""
 	if i := whereStringColumn(cols); i >= 0 {
-		if res, err := h.s.Query(name, pfscore.Query{Where: []string{cols[i].Name + " != ''"}, Limit: 1}); err == nil && len(res.Columns) == len(cols) {
+		if res, err := h.s.Query(name, pfscore.Query{}); err == nil && len(res.Columns) == len(cols) {
 			sample = sampleString(res.Rows, i)
 		}
 	}
