@@ -75,9 +75,9 @@ a.sort{position:absolute;inset:0;text-decoration:none;color:inherit}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
 td.null{color:#999}
 td.t{white-space:pre-wrap;word-break:break-word;min-width:16em;max-width:48em;font-family:ui-monospace,monospace;font-size:95%}
-form input[type=text]{font-family:ui-monospace,monospace}
-#where{width:32em}
-#order{width:14em}
+form input[type=text]{font-family:ui-monospace,monospace;font-size:90%;line-height:1.6;padding:1px 4px}
+#where{width:28em}
+#order{width:12em}
 #limit{width:4em}
 .error{color:#900;background:#fdecec;border:1px solid #e3a0a0;padding:4px 8px;white-space:pre-wrap;max-width:60em}
 .count{color:#666}
