@@ -94,9 +94,10 @@ func WithPrefix(prefix string) HandlerOption {
 // status 400 (a bad request), 403 (changes not allowed, a cross-origin
 // browser request, a refused TRUNCATE, UPDATE, INSERT or DELETE), 404 (no
 // such table or path), 405 (wrong method), 409 (a duplicate or full setup
-// table) or 413 (a body over MaxBodyBytes). A refused or bad request
-// changes nothing. See the package documentation for the details; Client
-// is the other end.
+// table) or 413 (a body over MaxBodyBytes); a bad where, order or limit
+// on a table's HTML page is that page, status 400, with the error shown
+// above the form. A refused or bad request changes nothing. See the
+// package documentation for the details; Client is the other end.
 //
 // The handler is safe for concurrent use.
 func Handler(t pfscore.Tables, opts ...HandlerOption) http.Handler {
