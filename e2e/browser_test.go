@@ -30,7 +30,7 @@ func chromiumBinary(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv(envChromium); p != "" {
 		if st, err := os.Stat(p); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-			missing(t, "%s=%s: not an executable file", envChromium, p)
+			missing(t, "%s=%s: not an executable file; install Debian's chromium (apt-get install chromium), or point %s at one", envChromium, p, envChromium)
 		}
 		return p
 	}
@@ -104,6 +104,15 @@ func TestBrowserTableView(t *testing.T) {
 	if len(tables) < 20 {
 		t.Errorf("the index lists %d tables", len(tables))
 	}
+	// Its ROWS column sorts in the page: biggest first, then smallest.
+	const rowsHead = `#tables th[data-col="ROWS"]`
+	for _, want := range []struct{ sort, arrow string }{{"descending", "▼"}, {"ascending", "▲"}} {
+		b.do("click on ROWS", chromedp.Click(chromedp.CSS(rowsHead)))
+		if got, arrow := b.attr(rowsHead, "aria-sort"), get(b, "arrow", chromedp.TextContent(chromedp.CSS(rowsHead+" .arrow"))); got != want.sort || arrow != want.arrow {
+			t.Errorf("index after a click on ROWS: aria-sort %q, arrow %q; want %q, %q", got, arrow, want.sort, want.arrow)
+		}
+		b.checkOrder("#tables", "ROWS", want.sort == "descending")
+	}
 
 	// To the table by its link; then a click on COUNT_STAR: biggest first.
 	const count = `th[data-col="COUNT_STAR"]`
@@ -115,7 +124,7 @@ func TestBrowserTableView(t *testing.T) {
 	if arrow := get(b, "arrow", chromedp.TextContent(chromedp.CSS(count+" .arrow"))); arrow != "▼" {
 		t.Errorf("after the first click COUNT_STAR shows %q, want ▼", arrow)
 	}
-	b.checkOrder("COUNT_STAR", true)
+	b.checkOrder("#t", "COUNT_STAR", true)
 	if got := b.value("order"); got != "COUNT_STAR desc" {
 		t.Errorf("after the click the order field says %q", got)
 	}
@@ -128,7 +137,7 @@ func TestBrowserTableView(t *testing.T) {
 	if arrow := get(b, "arrow", chromedp.TextContent(chromedp.CSS(count+" .arrow"))); arrow != "▲" {
 		t.Errorf("after the second click COUNT_STAR shows %q, want ▲", arrow)
 	}
-	b.checkOrder("COUNT_STAR", false)
+	b.checkOrder("#t", "COUNT_STAR", false)
 
 	// The placeholders are the table's own columns.
 	wherePH, orderPH, limitPH := b.attr("#where", "placeholder"), b.attr("#order", "placeholder"), b.attr("#limit", "placeholder")
@@ -227,15 +236,16 @@ func (b *browser) screenshot(dir, name string) {
 	b.t.Logf("screenshot: %s (%dx%d)", path, cfg.Width, cfg.Height)
 }
 
-// checkOrder reads column col of the page's table and checks that it is
-// ordered (descending if desc) as integers, over at least two distinct
-// values.
-func (b *browser) checkOrder(col string, desc bool) {
+// checkOrder reads column col of the page's table (a CSS selector) and
+// checks that it is ordered (descending if desc) as integers, over at
+// least two distinct values.
+func (b *browser) checkOrder(table, col string, desc bool) {
 	b.t.Helper()
 	vals := get(b, "read "+col, chromedp.Evaluate[[]string](fmt.Sprintf(`(() => {
-		const i = Array.from(document.querySelectorAll("#t thead th")).findIndex(th => th.dataset.col === %q);
-		return Array.from(document.querySelectorAll("#t tbody tr")).map(r => r.cells[i].dataset.v);
-	})()`, col)))
+		const t = document.querySelector(%q);
+		const i = Array.from(t.querySelectorAll("thead th")).findIndex(th => th.dataset.col === %q);
+		return Array.from(t.querySelectorAll("tbody tr")).map(r => r.cells[i].dataset.v);
+	})()`, table, col)))
 	distinct := map[string]bool{}
 	var prev *big.Int
 	for i, v := range vals {
