@@ -16,13 +16,18 @@
 //   - Every configuration in ../otelcol-config, validated by that Collector
 //     and run (agent to gateway, and the README's single Collector with
 //     cmd/otlpload).
+//   - The demo's /debug/pfs pages in a real browser (Debian's chromium,
+//     headless, driven by chromedp): the table list, a header click that
+//     orders the rows, the inline error of a bad where with the form kept,
+//     the placeholders; screenshots in the test's temporary directory.
 //   - TestJaeger, run by make e2e-jaeger only: otelpfs's spans inside a
 //     caller's trace, through the Collector into a real Jaeger v2
 //     (jaeger/build.sh), read back from its query API.
 //
-// The tests that need the Collector or Prometheus fail when the binary is
-// missing, saying how to get it (make otelcol; apt-get install prometheus),
-// unless OTELPFS_E2E=skip. OTELPFS_OTELCOL and OTELPFS_PROMETHEUS name the
+// The tests that need the Collector, Prometheus or Chromium fail when the
+// binary is missing, saying how to get it (make otelcol; apt-get install
+// prometheus; apt-get install chromium), unless OTELPFS_E2E=skip.
+// OTELPFS_OTELCOL, OTELPFS_PROMETHEUS and OTELPFS_CHROMIUM name the
 // binaries; make test and make e2e set the first.
 //
 // It is a module of its own so that test-only dependencies (the OTLP trace

@@ -43,8 +43,20 @@
 // N follows the rows, the number the where matched. DecodeJSON reads it
 // back. JSON strings are UTF-8: a value that is not (a file name in
 // Latin-1, say) arrives with U+FFFD in place of its invalid bytes, so a
-// Client sees, and can match in a where, only that form. The HTML page links every table and sorts by a click on a column
-// header.
+// Client sees, and can match in a where, only that form.
+//
+// The HTML form is for people and self-contained (no external assets).
+// The index lists every table with its row count, sortable in the
+// browser. A table's page has a form for the where, order and limit
+// below, which keeps what was sent; its placeholders are examples built
+// from the table's own columns (EVENT_NAME LIKE 'wait/%' AND COUNT_STAR >
+// 0, SUM_TIMER_WAIT desc), queries the table takes. A click on a column
+// header asks for the page again ordered by that column, keeping the where
+// and limit, so that a limit keeps the biggest rows: a number biggest
+// first, a string A to Z, and the other way on a second click; ▼ or ▲
+// (and aria-sort) mark the column the order starts with. A bad where,
+// order or limit comes back as the page (status 400) with the error above
+// the form as typed.
 //
 // GET /debug/pfs/catalog describes every table without reading any rows
 // (pfscore.Tables.Catalog), in name order:
@@ -118,7 +130,8 @@
 //
 // # Errors
 //
-// Every error is a JSON object {"error": "..."}: 400 for a bad query,
+// Every error is a JSON object {"error": "..."} (but for a browser's bad
+// query on a table's HTML page, above): 400 for a bad query,
 // parameter, body or value, 403 for a change not allowed (changes
 // disabled, or a TRUNCATE, UPDATE, INSERT or DELETE MySQL does not allow on
 // the table), 404 for an unknown table or path, 405 for a wrong method

@@ -94,9 +94,10 @@ func WithPrefix(prefix string) HandlerOption {
 // status 400 (a bad request), 403 (changes not allowed, a cross-origin
 // browser request, a refused TRUNCATE, UPDATE, INSERT or DELETE), 404 (no
 // such table or path), 405 (wrong method), 409 (a duplicate or full setup
-// table) or 413 (a body over MaxBodyBytes). A refused or bad request
-// changes nothing. See the package documentation for the details; Client
-// is the other end.
+// table) or 413 (a body over MaxBodyBytes); a bad where, order or limit
+// on a table's HTML page is that page, status 400, with the error shown
+// above the form. A refused or bad request changes nothing. See the
+// package documentation for the details; Client is the other end.
 //
 // The handler is safe for concurrent use.
 func Handler(t pfscore.Tables, opts ...HandlerOption) http.Handler {
@@ -410,37 +411,97 @@ func (h *handler) serveTable(w http.ResponseWriter, r *http.Request, name string
 		return err
 	}
 	q, none, err := queryOf(v)
-	if err != nil {
-		return err
+	var res *pfscore.Result
+	if err == nil {
+		res, err = h.s.Query(name, q)
+		switch {
+		case errors.Is(err, pfscore.ErrUnknownTable):
+			return causef(http.StatusNotFound, err, "unknown table %q", name)
+		case err != nil:
+			err = causef(http.StatusBadRequest, err, "%v", err)
+		}
 	}
-	res, err := h.s.Query(name, q)
-	switch {
-	case errors.Is(err, pfscore.ErrUnknownTable):
-		return causef(http.StatusNotFound, err, "unknown table %q", name)
-	case err != nil:
-		return causef(http.StatusBadRequest, err, "%v", err)
+	if err != nil {
+		if f == formatHTML {
+			return h.serveTableError(w, v, name, err)
+		}
+		return err
 	}
 	if none { // limit=0
 		res.Rows = res.Rows[:0]
 	}
-	matched := res.Matched
 	var buf bytes.Buffer
 	switch f {
 	case formatJSON:
 		err = WriteJSON(&buf, res)
 	case formatHTML:
-		err = writeHTML(&buf, &htmlPage{
-			Prefix: h.cfg.prefix, Title: name + " · performance_schema", Tables: h.tableLinks(), Current: name,
-			Columns: htmlColumns(res.Columns), Rows: htmlRows(res.Columns, res.Rows),
-			Where: strings.Join(v["where"], " AND "), Order: v.Get("order"), Limit: v.Get("limit"),
-			Total:   matched,
-			TextURL: withFormat(v, "text"), JSONURL: withFormat(v, "json"),
-			Changes: h.cfg.changes,
-		})
+		sample := ""
+		if i := whereStringColumn(res.Columns); i >= 0 {
+			sample = sampleString(res.Rows, i)
+		}
+		p := h.tablePage(v, name, res.Columns, sample)
+		p.Rows, p.Total = htmlRows(res.Columns, res.Rows), res.Matched
+		err = writeHTML(&buf, p)
 	default:
 		err = WriteText(&buf, res)
 	}
 	return writeBody(w, f, &buf, err)
+}
+
+// tablePage is the HTML page of table name for a request with parameters
+// v, without its rows: the form with v's values and placeholders for cols
+// (sample is a value of the where example's string column, see
+// placeholders), and the headers.
+func (h *handler) tablePage(v url.Values, name string, cols []pfscore.Column, sample string) *htmlPage {
+	wherePH, orderPH := placeholders(cols, sample)
+	return &htmlPage{
+		Prefix: h.cfg.prefix, Title: name + " · performance_schema", Tables: h.tableLinks(), Current: name,
+		Columns: htmlColumns(cols, v),
+		Where:   strings.Join(v["where"], " AND "), Order: v.Get("order"), Limit: v.Get("limit"),
+		WherePH: wherePH, OrderPH: orderPH, LimitPH: "20",
+		TextURL: withFormat(v, "text"), JSONURL: withFormat(v, "json"),
+		Changes: h.cfg.changes,
+	}
+}
+
+// serveTableError answers a browser's table request whose where, order or
+// limit failed (qerr, a 400) with the table's page: the error, the form
+// with the values sent, and the headers without rows, so that the reader
+// corrects the query where it was typed. Other errors stay JSON.
+func (h *handler) serveTableError(w http.ResponseWriter, v url.Values, name string, qerr error) error {
+	var he *httpError
+	if !errors.As(qerr, &he) || he.status != http.StatusBadRequest {
+		return qerr
+	}
+	cat, err := h.s.Catalog()
+	if err != nil {
+		return catalogError(err)
+	}
+	var cols []pfscore.Column
+	for _, t := range cat {
+		if t.Name == name {
+			cols = t.Columns
+		}
+	}
+	// The rows give the where example its value, as on a page that worked;
+	// none (a remote table that failed, say) leaves the example generic.
+	sample := ""
+	if i := whereStringColumn(cols); i >= 0 {
+		if res, err := h.s.Query(name, pfscore.Query{}); err == nil && len(res.Columns) == len(cols) {
+			sample = sampleString(res.Rows, i)
+		}
+	}
+	p := h.tablePage(v, name, cols, sample)
+	p.Error = qerr.Error()
+	var buf bytes.Buffer
+	if err := writeHTML(&buf, p); err != nil {
+		return errorf(http.StatusInternalServerError, "rendering: %v", err)
+	}
+	setContentType(w, formatHTML)
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(http.StatusBadRequest)
+	buf.WriteTo(w) // an error here is the client's going away: nothing to tell it
+	return nil
 }
 
 // maxLimit bounds limit=; more rows than this are never asked for.
