@@ -20,24 +20,15 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// demoEmptyToday names the panels that today's demo (examples/demo: waits
-// and memory, no SQL, no HTTP routes, no stages) leaves empty, with the
-// reason. TestDashboard logs them and fails on any other empty panel. When
-// the demo makes the data a panel shows, delete its entry: the test then
-// requires it.
-var demoEmptyToday = map[string]string{
-	"SQL statement latency by digest: p50, p95, p99": "the demo runs no SQL statements",
-	"SQL statement time by digest (top 10)":          "the demo runs no SQL statements",
-	"SQL statements by digest":                       "the demo runs no SQL statements",
-	"Request latency by route: p50, p95, p99":        "the demo serves no requests through pfshttp",
-	"Requests by route":                              "the demo serves no requests through pfshttp",
-	"Request stages by time (top 10)":                "the demo records no stages",
-}
+// demoEmptyToday names the panels the demo (examples/demo) may leave
+// empty, with the reason. TestDashboard logs them and fails on any other
+// empty panel. The demo serves SQL, HTTP routes, stages, waits and memory,
+// so it fills every panel but the losses' (emptyWhenHealthy).
+var demoEmptyToday = map[string]string{}
 
-// demoSendsSpans says whether the demo sends spans: today it records no
-// statements, so it has none. Set it to true once it does; the test then
-// requires them at the Collector.
-const demoSendsSpans = false
+// demoSendsSpans says whether the demo sends spans: it records statements
+// with history_long on, so the test requires them at the Collector.
+const demoSendsSpans = true
 
 // emptyWhenHealthy names the panels of losses: a service that loses
 // nothing leaves them empty (a counter that never moved is not exported).

@@ -64,12 +64,14 @@ func TestDemoServesTables(t *testing.T) {
 	for _, r := range res.Rows {
 		counts[r[0].(string)] = r[1].(float64)
 	}
-	for _, name := range []string{"wait/synch/mutex/demo/cache", "wait/synch/rwlock/demo/config", "wait/io/file/demo/log", "wait/io/socket/demo/client", "idle"} {
+	for _, name := range []string{"wait/synch/mutex/demo/note_cache", "wait/synch/rwlock/demo/config", "wait/io/file/demo/journal",
+		"wait/io/socket/demo/api_connection", "idle"} {
 		if counts[name] == 0 {
 			t.Errorf("%s: no waits counted while the demo ran (%v)", name, counts)
 		}
 	}
-	if out, err := exec.Command(pfs, "top", "--addr", addr, "--once").Output(); err != nil || !strings.Contains(string(out), "wait/synch/mutex/demo/cache") {
+	if out, err := exec.Command(pfs, "top", "--addr", addr, "--once").Output(); err != nil || !strings.Contains(string(out), "wait/synch/mutex/demo/note_cache") ||
+		!strings.Contains(string(out), "GET /notes/{id}") {
 		t.Errorf("pfs top --once: %v\n%s", err, out)
 	}
 
@@ -77,7 +79,7 @@ func TestDemoServesTables(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("the demo did not exit 0: %v", err)
 	}
-	if !strings.Contains(rest.String(), "top waits by total latency") {
+	if !strings.Contains(rest.String(), "Top waits by total latency") || !strings.Contains(rest.String(), "Statements by route") {
 		t.Errorf("no report printed:\n%s", rest.String())
 	}
 }

@@ -40,6 +40,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/otelpfs/otelpfs/bridge"
 	"github.com/otelpfs/otelpfs/examples/demo/notes"
 	"github.com/otelpfs/otelpfs/exporter"
 	"github.com/otelpfs/otelpfs/instrument"
@@ -100,6 +101,10 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if _, err := s.UpdateConsumers("%", true); err != nil {
 		return err
 	}
+	// Statements record the trace their request carries (the load's
+	// requests carry a traceparent header), so their spans join it and the
+	// digest histograms' exemplars link to it.
+	instrument.SetTraceHook(bridge.TraceContext)
 
 	dir, err := os.MkdirTemp("", "otelpfs-demo")
 	if err != nil {

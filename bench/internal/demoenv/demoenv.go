@@ -19,7 +19,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
 
+	"github.com/otelpfs/otelpfs/bridge"
 	"github.com/otelpfs/otelpfs/examples/demo/notes"
+	"github.com/otelpfs/otelpfs/instrument"
 	"github.com/otelpfs/otelpfs/exporter"
 	"github.com/otelpfs/otelpfs/pfscore"
 )
@@ -68,6 +70,8 @@ func Start(o Options) (*Service, error) {
 			return nil, err
 		}
 		e.Schema = s
+		// Statements record their request's trace, as in the demo.
+		instrument.SetTraceHook(bridge.TraceContext)
 	}
 	e.svc, err = notes.New(notes.Config{Dir: dir, Schema: e.Schema})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/otelpfs/otelpfs/instrument/pfshttp"
 	"github.com/otelpfs/otelpfs/instrument/pfssql"
 	"github.com/otelpfs/otelpfs/pfscore"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // A kit is what the service is built of: the same handlers run on the
@@ -218,7 +219,19 @@ func instrumentedKit(s *pfscore.Schema, dsn, journalPath string, user func(*http
 		cacheMem:    instrumentedAccountant{instrument.NewMemoryClass(cacheMemName, in)},
 		stages:      func(ctx context.Context, st stage) { stages[st].Start(ctx) },
 		wrap: func(h http.Handler) http.Handler {
-			return pfshttp.Handler(h, pfshttp.WithSchema(s), pfshttp.WithUser(user))
+			h = pfshttp.Handler(h, pfshttp.WithSchema(s), pfshttp.WithUser(user))
+			// The caller's trace context, as OpenTelemetry's HTTP handler
+			// would put it in the request's context (outside pfshttp's,
+			// which must see the request the mux routes): with
+			// instrument.SetTraceHook(bridge.TraceContext), statements
+			// record it, and their spans join the caller's trace.
+			var prop propagation.TraceContext
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if ctx := prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header)); ctx != r.Context() {
+					r = r.WithContext(ctx)
+				}
+				h.ServeHTTP(w, r)
+			})
 		},
 		close: func() error { return closeBoth(raw.Close(), f.Close()) },
 	}, nil

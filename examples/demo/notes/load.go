@@ -12,6 +12,9 @@ import (
 // A Request is one request of the load.
 type Request struct {
 	Method, Path, Tenant, Body string
+	// TraceParent, if not empty, is the W3C traceparent header the request
+	// carries, as a traced caller's would.
+	TraceParent string
 }
 
 // NewHTTP returns r as an *http.Request to the service at base (such as
@@ -31,6 +34,9 @@ func (r Request) NewHTTP(ctx context.Context, base string) (*http.Request, error
 		req.RequestURI = r.Path
 	}
 	req.Header.Set("X-Tenant", r.Tenant)
+	if r.TraceParent != "" {
+		req.Header.Set("traceparent", r.TraceParent)
+	}
 	if r.Body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -42,7 +48,8 @@ func (r Request) NewHTTP(ctx context.Context, base string) (*http.Request, error
 // lists by tag, and now and then a new note, a deletion, the tenant's
 // stats or a change of the page size. Tenants are not equally busy: alice
 // sends half the requests, bob 30%, carol 20%. One in a hundred new notes
-// has a title too long for the table, a 500.
+// has a title too long for the table, a 500. Every request carries a W3C
+// traceparent header of a new trace, as if its caller traced it.
 //
 // A Load is not safe for concurrent use: give each client its own.
 type Load struct {
@@ -57,6 +64,25 @@ func NewLoad(seed uint64) *Load {
 
 // Next returns the next request.
 func (l *Load) Next() Request {
+	r := l.next1()
+	r.TraceParent = l.traceParent()
+	return r
+}
+
+// traceParent returns a traceparent header of a new sampled trace.
+func (l *Load) traceParent() string {
+	const hex = "0123456789abcdef"
+	var b [55]byte
+	copy(b[:], "00-")
+	for i := 3; i < 3+32+1+16; i++ {
+		b[i] = hex[l.rnd.IntN(16)]
+	}
+	b[35] = '-'
+	copy(b[52:], "-01")
+	return string(b[:])
+}
+
+func (l *Load) next1() Request {
 	tenant := l.tenant()
 	switch p := l.rnd.IntN(100); {
 	case p < 55:

@@ -20,6 +20,11 @@
 //	GET    /stats             T's note count by tag
 //	PUT    /config/page_size  set the page size (body: a number)
 //
+// The instrumented service takes its caller's trace from the W3C
+// traceparent header (OpenTelemetry's propagation), so that with
+// instrument.SetTraceHook(bridge.TraceContext) its statements join the
+// caller's trace.
+//
 // A title longer than 80 bytes fails the table's CHECK constraint: the
 // insert's error is a 500, as a service's bug would be.
 package notes

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/otelpfs/otelpfs/bridge"
+	"github.com/otelpfs/otelpfs/instrument"
 	"github.com/otelpfs/otelpfs/pfscore"
 )
 
@@ -320,4 +322,39 @@ func FuzzAppendJSONString(f *testing.F) {
 			t.Fatalf("%q round-trips as %q, want %q", s, got, want.String())
 		}
 	})
+}
+
+// TestTraceParent: with the trace hook, a request's statements, the
+// route's and its SQL's, record the trace its traceparent header names.
+func TestTraceParent(t *testing.T) {
+	instrument.SetTraceHook(bridge.TraceContext)
+	t.Cleanup(func() { instrument.SetTraceHook(nil) })
+	s := newSchema(t)
+	svc := newService(t, s, 8)
+	const trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	r := Request{Method: "GET", Path: "/notes/1", Tenant: "alice", TraceParent: "00-" + trace + "-00f067aa0ba902b7-01"}
+	if w := serve(t, svc.Handler(), r); w.Code != 200 {
+		t.Fatalf("GET: %d", w.Code)
+	}
+	res, err := s.Query("events_statements_history_long", pfscore.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := pfscore.Scan[pfscore.StatementEvent](res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traced := map[string]bool{}
+	for _, e := range events {
+		if e.TraceID == trace {
+			traced[e.DigestText] = true
+		}
+	}
+	if !traced["GET /notes/{id}"] || !traced["SELECT `id` , `tenant` , `tag` , `title` , `body` , `created` FROM `notes` WHERE `id` = ?"] {
+		t.Errorf("statements in the trace: %v", traced)
+	}
+	// Every request of the load carries a trace.
+	if tp := NewLoad(3).Next().TraceParent; len(tp) != 55 || tp[:3] != "00-" || tp[52:] != "-01" {
+		t.Errorf("the load's traceparent %q", tp)
+	}
 }
