@@ -21,8 +21,8 @@ import (
 
 	"github.com/otelpfs/otelpfs/bridge"
 	"github.com/otelpfs/otelpfs/examples/demo/notes"
-	"github.com/otelpfs/otelpfs/instrument"
 	"github.com/otelpfs/otelpfs/exporter"
+	"github.com/otelpfs/otelpfs/instrument"
 	"github.com/otelpfs/otelpfs/pfscore"
 )
 
