@@ -90,6 +90,23 @@ func (d *pfsDatabase) GetTableNames(*sql.Context) ([]string, error) {
 	return append([]string(nil), d.names...), nil
 }
 
+// performance_schema has no views, and takes none.
+var _ sql.ViewDatabase = (*pfsDatabase)(nil)
+
+func (d *pfsDatabase) CreateView(ctx *sql.Context, name, _, _ string) error {
+	return denied(ctx, "CREATE VIEW", name, "")
+}
+
+func (d *pfsDatabase) DropView(ctx *sql.Context, name string) error {
+	return denied(ctx, "DROP", name, "")
+}
+
+func (d *pfsDatabase) GetViewDefinition(*sql.Context, string) (sql.ViewDefinition, bool, error) {
+	return sql.ViewDefinition{}, false, nil
+}
+
+func (d *pfsDatabase) AllViews(*sql.Context) ([]sql.ViewDefinition, error) { return nil, nil }
+
 // sysDatabase is sys: views only.
 type sysDatabase struct {
 	views map[string]sql.ViewDefinition // by lower-case name

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	sqle "github.com/dolthub/go-mysql-server"
+	"github.com/dolthub/go-mysql-server/server"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
@@ -23,6 +25,11 @@ type limitHandler struct {
 	inner    mysql.Handler
 	timeout  time.Duration
 	rowLimit int
+	// The engine and its session manager, for NewConnection and
+	// ConnectionClosed, which the engine's handler logs at info level on
+	// logrus's standard logger, which is the service's.
+	engine *sqle.Engine
+	sm     *server.SessionManager
 }
 
 var _ mysql.Handler = (*limitHandler)(nil)
@@ -126,8 +133,23 @@ func (h *limitHandler) ComStmtExecute(ctx context.Context, conn *mysql.Conn, pre
 	return h.finish(ctx, c, err)
 }
 
-func (h *limitHandler) NewConnection(c *mysql.Conn)    { h.inner.NewConnection(c) }
-func (h *limitHandler) ConnectionClosed(c *mysql.Conn) { h.inner.ConnectionClosed(c) }
+// NewConnection is the engine's, but for its log line.
+func (h *limitHandler) NewConnection(c *mysql.Conn) {
+	h.sm.AddConn(c)
+	c.DisableClientMultiStatements = false
+}
+
+// ConnectionClosed is the engine's, but for its log lines: the session
+// ends, and the named locks (GET_LOCK) and table locks it held are
+// released.
+func (h *limitHandler) ConnectionClosed(c *mysql.Conn) {
+	defer h.sm.RemoveConn(c)
+	defer h.engine.CloseSession(c.ConnectionID)
+	if ctx, err := h.sm.NewContextWithQuery(context.Background(), c, ""); err == nil {
+		h.engine.LS.ReleaseAll(ctx)
+		h.engine.Analyzer.Catalog.UnlockTables(ctx, c.ConnectionID)
+	}
+}
 func (h *limitHandler) ConnectionAborted(c *mysql.Conn, reason string) error {
 	return h.inner.ConnectionAborted(c, reason)
 }

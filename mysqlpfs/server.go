@@ -107,14 +107,14 @@ func Listen(addr string, tables pfscore.Tables, opts ...Option) (*Server, error)
 		MaxWaitConnections:        uint32(max(cfg.maxConns, 0)),
 		MaxWaitConnectionsTimeout: 5 * time.Second,
 	}
+	lh := &limitHandler{timeout: cfg.timeout, rowLimit: cfg.rowLimit, engine: engine}
 	srv, err := server.NewServerWithHandler(scfg, engine, sql.NewContext, sessionBuilder, nil,
-		func(h mysql.Handler) (mysql.Handler, error) {
-			return &limitHandler{inner: h, timeout: cfg.timeout, rowLimit: cfg.rowLimit}, nil
-		})
+		func(h mysql.Handler) (mysql.Handler, error) { lh.inner = h; return lh, nil })
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("mysqlpfs: %w", err)
 	}
+	lh.sm = srv.SessionManager() // before the first connection: Accept starts below
 	s := &Server{ln: ln, srv: srv, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
