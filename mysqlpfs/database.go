@@ -125,7 +125,7 @@ func newSysDatabase(pfs *pfsDatabase) *sysDatabase {
 		d.views[v.name] = sql.ViewDefinition{
 			Name:                v.name,
 			TextDefinition:      v.query,
-			CreateViewStatement: "CREATE VIEW `" + v.name + "` AS " + v.query,
+			CreateViewStatement: "CREATE VIEW `sys`.`" + v.name + "` AS " + v.query,
 		}
 		d.names = append(d.names, v.name)
 	}

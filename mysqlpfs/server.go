@@ -144,8 +144,8 @@ func (s *Server) Close() error {
 }
 
 // addAccount gives the engine its one account: SELECT on
-// performance_schema and sys, and on performance_schema the privileges a
-// change needs (the tables refuse what the server does not allow, with
+// performance_schema and sys (and CREATE VIEW on sys, see below), and on
+// performance_schema the privileges a change needs (the tables refuse what the server does not allow, with
 // MySQL's errors). Nothing global: no FILE, no SUPER, no other database.
 func addAccount(db *mysql_db.MySQLDb, user, password string) {
 	db.SetEnabled(true)
@@ -154,7 +154,11 @@ func addAccount(db *mysql_db.MySQLDb, user, password string) {
 	ps := mysql_db.NewPrivilegeSet()
 	ps.AddDatabase(PerformanceSchema, sql.PrivilegeType_Select, sql.PrivilegeType_Insert,
 		sql.PrivilegeType_Update, sql.PrivilegeType_Delete, sql.PrivilegeType_Drop)
-	ps.AddDatabase(Sys, sql.PrivilegeType_Select)
+	// SHOW VIEW lists the views in information_schema.VIEWS; CREATE VIEW
+	// the engine checks when it reads a view's definition, which is a
+	// CREATE VIEW statement. sys takes no view (sysDatabase.CreateView
+	// refuses), so it grants nothing more.
+	ps.AddDatabase(Sys, sql.PrivilegeType_Select, sql.PrivilegeType_ShowView, sql.PrivilegeType_CreateView)
 	ed.PutUser(&mysql_db.User{
 		User:                user,
 		Host:                "%",
