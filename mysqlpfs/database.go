@@ -107,6 +107,19 @@ func (d *pfsDatabase) GetViewDefinition(*sql.Context, string) (sql.ViewDefinitio
 
 func (d *pfsDatabase) AllViews(*sql.Context) ([]sql.ViewDefinition, error) { return nil, nil }
 
+// performance_schema has no triggers, and takes none.
+var _ sql.TriggerDatabase = (*pfsDatabase)(nil)
+
+func (d *pfsDatabase) GetTriggers(*sql.Context) ([]sql.TriggerDefinition, error) { return nil, nil }
+
+func (d *pfsDatabase) CreateTrigger(ctx *sql.Context, def sql.TriggerDefinition) error {
+	return denied(ctx, "TRIGGER", def.Name, "")
+}
+
+func (d *pfsDatabase) DropTrigger(ctx *sql.Context, name string) error {
+	return denied(ctx, "TRIGGER", name, "")
+}
+
 // sysDatabase is sys: views only.
 type sysDatabase struct {
 	views map[string]sql.ViewDefinition // by lower-case name

@@ -30,6 +30,9 @@ func functions(src pfscore.Tables) map[string]sql.Function {
 		sql.Function1{Name: "format_statement", Fn: unary("format_statement", longText, false, formatStatement)},
 		sql.Function1{Name: "ps_thread_id", Fn: unary("ps_thread_id", types.Uint64, true, psThreadID(src))},
 		sql.Function0{Name: "ps_current_thread_id", Fn: func() sql.Expression { return nullUint{} }},
+		// The engine's LOAD_FILE reads any file the service can; this one
+		// refuses, as MySQL does without the FILE privilege.
+		sql.FunctionN{Name: "load_file", Fn: func(...sql.Expression) (sql.Expression, error) { return nil, fileDenied("LOAD_FILE") }},
 	}
 	m := make(map[string]sql.Function, len(fns))
 	for _, f := range fns {

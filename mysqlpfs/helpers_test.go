@@ -152,3 +152,5 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+func sqlOpen(dsn string) (*sql.DB, error) { return sql.Open("mysql", dsn) }

@@ -78,10 +78,15 @@ func (h *limitHandler) finish(ctx context.Context, c *counter, err error) error 
 	}
 	var se *mysql.SQLError
 	if errors.As(err, &se) && se.Num == mysql.ERUnknownError {
-		// The engine's privilege check: a database or table the account
-		// has no privilege on (mysql.user, a CREATE ...).
-		if strings.HasPrefix(se.Message, "command denied to user") || strings.HasPrefix(se.Message, "Access denied for user") {
+		// The engine's privilege checks: a table or statement the account
+		// has no privilege for (mysql.user, CREATE TABLE: 1142), a
+		// database it has none on (1044, which MySQL answers for an
+		// unknown database too, before it looks).
+		switch {
+		case strings.HasPrefix(se.Message, "command denied to user"):
 			return mysql.NewSQLError(ErTableAccessDenied, mysql.SSClientError, "%s", se.Message)
+		case strings.HasPrefix(se.Message, "Access denied for user") && strings.Contains(se.Message, "to database"):
+			return mysql.NewSQLError(mysql.ERDBAccessDenied, mysql.SSClientError, "%s", se.Message)
 		}
 	}
 	return err

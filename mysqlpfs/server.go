@@ -85,7 +85,7 @@ func Listen(addr string, tables pfscore.Tables, opts ...Option) (*Server, error)
 	if err != nil {
 		return nil, err
 	}
-	engine := sqle.New(analyzer.NewBuilder(pro).Build(), &sqle.Config{})
+	engine := sqle.New(analyzer.NewBuilder(pro).AddPreAnalyzeRule(guardID, guard).Build(), &sqle.Config{})
 	addAccount(engine.Analyzer.Catalog.MySQLDb, cfg.user, cfg.password)
 
 	nl, err := net.Listen("tcp", addr)
@@ -106,6 +106,10 @@ func Listen(addr string, tables pfscore.Tables, opts ...Option) (*Server, error)
 		MaxConnections:            uint64(max(cfg.maxConns, 0)),
 		MaxWaitConnections:        uint32(max(cfg.maxConns, 0)),
 		MaxWaitConnectionsTimeout: 5 * time.Second,
+		ProtocolListenerFactory: func(c server.Config, lc mysql.ListenerConfig, sel server.ServerEventListener) (server.ProtocolListener, error) {
+			lc.AuthServer = anyUserAuth{lc.AuthServer}
+			return server.MySQLProtocolListenerFactory(c, lc, sel)
+		},
 	}
 	lh := &limitHandler{timeout: cfg.timeout, rowLimit: cfg.rowLimit, engine: engine}
 	srv, err := server.NewServerWithHandler(scfg, engine, sql.NewContext, sessionBuilder, nil,
