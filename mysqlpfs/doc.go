@@ -107,8 +107,9 @@
 //   - memory_global_total leaves out memory/go/*, the Go runtime's view of
 //     the whole process, which would count the other rows twice.
 //   - A DELETE without WHERE reaches the table as a TRUNCATE; the server
-//     tells the two apart by the statement's first word, so a prepared
-//     DELETE without WHERE on setup_actors or setup_objects is refused.
+//     tells the two apart by the statement's first word, so a TRUNCATE run
+//     through PREPARE and EXECUTE is taken for a DELETE (refused but on
+//     setup_actors and setup_objects).
 //   - The engine logs through logrus's standard logger in two places this
 //     package cannot reach: a client that disconnects mid-statement, and
 //     Close while clients are connected.

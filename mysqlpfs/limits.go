@@ -77,6 +77,11 @@ func (h *limitHandler) finish(ctx context.Context, c *counter, err error) error 
 			"Query execution was interrupted, maximum statement execution time exceeded (%v, mysqlpfs.WithQueryTimeout)", h.timeout)
 	}
 	var se *mysql.SQLError
+	if errors.As(err, &se) && se.State == mysql.SSUnknownSQLState {
+		if state, ok := sqlStates[se.Num]; ok {
+			return mysql.NewSQLError(se.Num, state, "%s", se.Message)
+		}
+	}
 	if errors.As(err, &se) && se.Num == mysql.ERUnknownError {
 		// The engine's privilege checks: a table or statement the account
 		// has no privilege for (mysql.user, CREATE TABLE: 1142), a
@@ -90,6 +95,16 @@ func (h *limitHandler) finish(ctx context.Context, c *counter, err error) error 
 		}
 	}
 	return err
+}
+
+// sqlStates are MySQL's SQLSTATEs for error numbers the engine sends with
+// the generic HY000.
+var sqlStates = map[int]string{
+	mysql.ERNoSuchTable:    "42S02",
+	mysql.ERBadFieldError:  mysql.SSBadFieldError,
+	mysql.ERParseError:     mysql.SSClientError,
+	mysql.ERBadDb:          "42000",
+	mysql.ERDBAccessDenied: mysql.SSClientError,
 }
 
 func (h *limitHandler) ComQuery(ctx context.Context, conn *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
