@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -91,4 +92,71 @@ func selectAll(b *testing.B, db *sql.DB) int {
 		b.Fatal(err)
 	}
 	return n
+}
+
+// BenchmarkMutexTimedDuringSQLSelect is a timed mutex wait (begin and end,
+// summaries on) on one goroutine, while nothing else runs (quiet), while
+// another goroutine runs BenchmarkSQLEndpointSelect's query every 10 ms
+// (select-100/s, a dashboard refreshing fast), and back to back
+// (select-flat-out). Reads take no lock a writer waits for: the cases
+// differ by what sharing the cores, the caches and the garbage collector
+// with the query costs. (B/op counts the querying goroutine's
+// allocations too.)
+func BenchmarkMutexTimedDuringSQLSelect(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		pause time.Duration // between queries; <0: no queries
+	}{{"quiet", -1}, {"select-100/s", 10 * time.Millisecond}, {"select-flat-out", 0}} {
+		selecting := c.pause >= 0
+		b.Run(c.name, func(b *testing.B) {
+			s, err := pfscore.New(pfscore.WithoutEnvironment())
+			if err != nil {
+				b.Fatal(err)
+			}
+			th := s.NewThread(s.MustRegister("thread/demo/worker"), pfscore.ThreadOptions{})
+			defer th.End()
+			m := s.NewSyncInstance(s.MustRegister("wait/synch/mutex/demo/cache"), "bench")
+			srv, err := mysqlpfs.Listen("127.0.0.1:0", s, mysqlpfs.WithUser("pfs", "bench"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer srv.Close()
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			if selecting {
+				cfg := mysql.NewConfig()
+				cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = "pfs", "bench", "tcp", srv.Addr()
+				db, err := sql.Open("mysql", cfg.FormatDSN())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer db.Close()
+				go func() {
+					defer close(done)
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+							selectAll(b, db)
+							time.Sleep(c.pause)
+						}
+					}
+				}()
+			} else {
+				close(done)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				var w pfscore.WaitState
+				if m.BeginWait(&w, th, pfscore.OpLock) {
+					w.EndWait(-1)
+				}
+			}
+			b.StopTimer()
+			close(stop)
+			<-done
+		})
+	}
 }

@@ -88,7 +88,6 @@ func (t *table) String() string             { return PerformanceSchema + "." + t
 func (t *table) Schema() sql.Schema         { return t.schema }
 func (t *table) Collation() sql.CollationID { return sql.Collation_utf8mb4_0900_ai_ci }
 func (t *table) Comment() string            { return "otelpfs " + t.info.Name }
-func (t *table) IsReadOnly() bool           { return !t.changes }
 func (t *table) writable(upd bool) bool {
 	return upd && len(t.info.Updatable) > 0 || !upd && t.info.Insertable
 }
