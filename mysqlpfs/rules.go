@@ -1,0 +1,112 @@
+package mysqlpfs
+
+import (
+	"net"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/vitess/go/mysql"
+)
+
+// ErSpecificAccessDenied is ER_SPECIFIC_ACCESS_DENIED_ERROR: SET GLOBAL
+// (or PERSIST) of a system variable, which needs a privilege the account
+// does not have. The engine keeps its global variables in the process, so
+// one client's SET GLOBAL would reach every engine in the service.
+const ErSpecificAccessDenied = 1227
+
+// guardID names the analyzer rule guard.
+const guardID analyzer.RuleId = 1_000
+
+// guard is an analyzer rule that refuses what would reach past the
+// tables: a SET of a system variable at any scope but the session's (the
+// engine's globals are the process's), SELECT ... INTO OUTFILE or
+// DUMPFILE and LOAD DATA (the service's files), and DROP TABLE and DROP
+// DATABASE (with ER_TABLEACCESS_DENIED_ERROR, not the engine's generic
+// error). The engine checks no FILE
+// privilege for them; MySQL refuses them to an account without it with
+// ER_SPECIFIC_ACCESS_DENIED_ERROR, and so does this rule. (LOAD_FILE,
+// the other way to a file, is shadowed by a function that refuses it:
+// see functions.go.)
+func guard(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	var err error
+	transform.Inspect(n, func(n sql.Node) bool {
+		if err != nil {
+			return false
+		}
+		switch x := n.(type) {
+		case *plan.Into:
+			if x.Outfile != "" || x.Dumpfile != "" {
+				err = fileDenied("SELECT ... INTO OUTFILE")
+			}
+		case *plan.LoadData:
+			err = fileDenied("LOAD DATA")
+		case *plan.DropTable:
+			// The account holds DROP on performance_schema for TRUNCATE.
+			err = denied(ctx, "DROP", PerformanceSchema, "")
+		case *plan.DropDB:
+			err = denied(ctx, "DROP", x.DbName, "")
+		}
+		set, ok := n.(*plan.Set)
+		if !ok || err != nil {
+			return err == nil
+		}
+		for _, e := range set.Exprs {
+			sf, ok := e.(*expression.SetField)
+			if !ok {
+				continue
+			}
+			sv, ok := sf.LeftChild.(*expression.SystemVar)
+			if !ok {
+				continue
+			}
+			if sc, ok := sv.Scope.(*sql.MysqlScope); !ok || sc.Type != sql.SystemVariableScope_Session {
+				err = mysql.NewSQLError(ErSpecificAccessDenied, mysql.SSClientError,
+					"Access denied; you need (at least one of) the SUPER or SYSTEM_VARIABLES_ADMIN privilege(s) for this operation (SET GLOBAL %s: this server lets a client set session variables only)", sv.Name)
+				return false
+			}
+		}
+		return true
+	})
+	return n, transform.SameTree, err
+}
+
+// fileDenied is MySQL's refusal of a statement that needs the FILE
+// privilege.
+func fileDenied(what string) error {
+	return mysql.NewSQLError(ErSpecificAccessDenied, mysql.SSClientError,
+		"Access denied; you need (at least one of) the FILE privilege(s) for this operation (%s: this server reads and writes no file)", what)
+}
+
+// anyUserAuth is the engine's authentication, but for one thing: an
+// unknown user gets ER_ACCESS_DENIED_ERROR (1045), as from MySQL, rather
+// than a handshake error that tells a client the name is wrong.
+type anyUserAuth struct{ mysql.AuthServer }
+
+func (a anyUserAuth) AuthMethods() []mysql.AuthMethod {
+	ms := a.AuthServer.AuthMethods()
+	out := make([]mysql.AuthMethod, len(ms))
+	for i, m := range ms {
+		out[i] = m
+		if m.Name() == mysql.MysqlNativePassword {
+			out[i] = anyUserMethod{m}
+		}
+	}
+	return out
+}
+
+// anyUserMethod is mysql_native_password for every user name: the check
+// of the name happens with the password's.
+type anyUserMethod struct{ mysql.AuthMethod }
+
+func (anyUserMethod) HandleUser(*mysql.Conn, string) bool { return true }
+
+func (m anyUserMethod) HandleAuthPluginData(c *mysql.Conn, user string, server, client []byte, addr net.Addr) (mysql.Getter, error) {
+	g, err := m.AuthMethod.HandleAuthPluginData(c, user, server, client, addr)
+	if err != nil || g == nil {
+		return nil, mysql.NewSQLError(mysql.ERAccessDeniedError, mysql.SSAccessDeniedError, "Access denied for user '%v'", user)
+	}
+	return g, nil
+}
