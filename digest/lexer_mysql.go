@@ -95,6 +95,7 @@ type mysqlLexer struct {
 	mode          SQLMode
 	serverVersion int
 	prev          uint16 // the last token emitted, before reductions
+	kwSet         uint8  // the keyword set of the numbering (setMySQL80, ...)
 	state         uint8
 	inVersion     bool // inside an executed /*!NNNNN ... */
 	pendingWith   bool // WITH seen; ROLLUP may follow
@@ -105,14 +106,14 @@ type mysqlLexer struct {
 	literals *[][2]int
 }
 
-func (l *mysqlLexer) reset(src string, st *stream, mode SQLMode, serverVersion int) {
-	*l = mysqlLexer{src: src, st: st, mode: mode, serverVersion: serverVersion}
+func (l *mysqlLexer) reset(src string, st *stream, mode SQLMode, serverVersion int, kwSet uint8) {
+	*l = mysqlLexer{src: src, st: st, mode: mode, serverVersion: serverVersion, kwSet: kwSet}
 }
 
 // tokenize lexes the whole statement into st.
 func (l *mysqlLexer) tokenize(sql string, st *stream, cfg *config) {
 	literals := l.literals
-	l.reset(sql, st, cfg.sqlMode, cfg.serverVersion)
+	l.reset(sql, st, cfg.sqlMode, cfg.serverVersion, cfg.numbering.set)
 	l.literals = literals
 	l.run()
 }
@@ -263,7 +264,7 @@ func (l *mysqlLexer) run() {
 				} else {
 					e, ok = findShort(src, pos, k)
 				}
-			} else if e := mainKeywords.find(src[pos:end]); e != nil && (!e.funcOnly || next == '(') {
+			} else if e := mainKeywords.find(src[pos:end]); e != nil && e.sets&l.kwSet != 0 && (!e.funcOnly || next == '(') {
 				l.tokStart = pos
 				l.pos = end
 				l.st.buf, l.st.text = out[:n], textOf(tout, tw)
@@ -277,7 +278,7 @@ func (l *mysqlLexer) run() {
 				}
 				continue
 			}
-			if ok && (!e.funcOnly || next == '(') {
+			if ok && e.sets&l.kwSet != 0 && (!e.funcOnly || next == '(') {
 				if e.special && !(e.hintable && !hintFollows(src, end)) {
 					// NULL, NOT, WITH, ROLLUP, keywords optimizer hints
 					// follow.
@@ -981,7 +982,7 @@ func (l *mysqlLexer) nextInState() bool {
 		if end == start {
 			return false
 		}
-		if e := mainKeywords.find(l.src[start:end]); e != nil && !e.funcOnly {
+		if e := mainKeywords.find(l.src[start:end]); e != nil && e.sets&l.kwSet != 0 && !e.funcOnly {
 			return l.emitKeyword(e.tok)
 		}
 		return l.emitIdent(start, end, 0)
@@ -1110,10 +1111,10 @@ func (l *mysqlLexer) ident(start int) bool {
 		}
 	}
 	if n := end - start; n <= 8 {
-		if e, ok := findShort(src, start, n); ok && (!e.funcOnly || l.at(after) == '(') {
+		if e, ok := findShort(src, start, n); ok && e.sets&l.kwSet != 0 && (!e.funcOnly || l.at(after) == '(') {
 			return l.emitKeyword(e.tok)
 		}
-	} else if e := mainKeywords.find(src[start:end]); e != nil && (!e.funcOnly || l.at(after) == '(') {
+	} else if e := mainKeywords.find(src[start:end]); e != nil && e.sets&l.kwSet != 0 && (!e.funcOnly || l.at(after) == '(') {
 		return l.emitKeyword(e.tok)
 	}
 	if name := src[start:end]; name[0] == '_' && charsets.find(name[1:]) != nil {

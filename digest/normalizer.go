@@ -13,7 +13,10 @@ import (
 // different DIGEST or DIGEST_TEXT, so that stored digests and dashboards
 // keyed by them are never re-keyed silently: a consumer seeing a new Version
 // knows old and new digests are not comparable.
-const Version = "mysql80-1"
+//
+// Version is the Version of the default numbering, NumberingMySQL80;
+// Numbering.Version gives each numbering's (NumberingOtelpfs: "mysql80-1").
+const Version = "mysql80-server-1"
 
 // Digest is a statement's DIGEST: the SHA-256 of its normalized token
 // stream.
@@ -64,6 +67,7 @@ type Normalizer struct {
 	tk   tokenizer // the dialect's lexer
 	st   stream
 	text []byte
+	hbuf []byte // the renumbered stream, for NumberingOtelpfs
 }
 
 // New returns a Normalizer configured by opts.
@@ -81,10 +85,19 @@ func (n *Normalizer) Normalize(sql string) Result {
 	r := Result{
 		TokenBytes: len(n.st.buf),
 		Truncated:  n.st.full,
-		Version:    Version,
+		Version:    n.cfg.numbering.version,
 	}
 	if len(n.st.buf) > 0 {
-		r.Digest = sha256.Sum256(n.st.buf)
+		if n.cfg.numbering.legacy {
+			if cap(n.hbuf) < len(n.st.buf) {
+				n.hbuf = make([]byte, cap(n.st.buf))
+			}
+			h := n.hbuf[:len(n.st.buf)]
+			renumberLegacy(h, n.st.buf)
+			r.Digest = sha256.Sum256(h)
+		} else {
+			r.Digest = sha256.Sum256(n.st.buf)
+		}
 	}
 	if t := n.st.text; t != nil && len(n.st.buf) <= n.cfg.pfsMaxDigestLength {
 		// The text kept as the stream grew is the whole stream's.
