@@ -12,7 +12,7 @@ type shortEntry struct {
 	n        uint8 // tokOut[tok].n
 	long     bool  // tokOut[tok].long
 	funcOnly bool
-	special  bool // tokFlags[tok]&flagSpecial != 0
+	special  bool  // tokFlags[tok]&flagSpecial != 0
 	hintable bool  // tokFlags[tok]&flagHintable != 0
 	sets     uint8 // keywordEntry.sets
 }

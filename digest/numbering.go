@@ -1,3 +1,5 @@
+//go:generate go run ./internal/gentokens -in internal/gentokens -out tokens_mysql_gen.go
+
 package digest
 
 import (
@@ -27,7 +29,7 @@ var (
 	NumberingMySQL80 = Numbering{name: "mysql80", version: "mysql80-server-1", set: setMySQL80}
 
 	// NumberingOtelpfs is otelpfs's own numbering, the only one before
-	// NumberingMySQL80: operators from 256, keywords from 300 in the order
+	// NumberingMySQL80: operators from 257, keywords from 300 in the order
 	// of this package's keyword list, hint keywords from 1000, the digest
 	// tokens at MySQL's numbers. Its keyword set is MySQL 8.0's plus ten
 	// words later releases made keywords (AUTO, BERNOULLI, GTIDS, LOG,
@@ -90,7 +92,7 @@ func initLegacy() {
 		tokEqualNull, tokAndAnd, tokOr2, tokOrOr, tokNot2, tokSetVar, tokJSONSep,
 		tokJSONUnquoted, tokUnderscoreCharset, tokWithRollup,
 	} {
-		legacyTok[t] = uint16(256 + i)
+		legacyTok[t] = uint16(257 + i) // 256+iota, with tokNone at iota 0
 	}
 	own := uint16(legacyFirstKeyword)
 	for _, group := range mysqlKeywords {
