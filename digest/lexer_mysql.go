@@ -106,15 +106,18 @@ type mysqlLexer struct {
 	literals *[][2]int
 }
 
+// reset readies l for the statement src; literals is left as it is. The
+// fields are set one by one: assigning a whole mysqlLexer value, which
+// holds pointers, costs a typed copy of the struct on every statement.
 func (l *mysqlLexer) reset(src string, st *stream, mode SQLMode, serverVersion int, kwSet uint8) {
-	*l = mysqlLexer{src: src, st: st, mode: mode, serverVersion: serverVersion, kwSet: kwSet}
+	l.src, l.pos, l.st = src, 0, st
+	l.mode, l.serverVersion, l.kwSet = mode, serverVersion, kwSet
+	l.prev, l.state, l.inVersion, l.pendingWith, l.tokStart = 0, stStart, false, false, 0
 }
 
 // tokenize lexes the whole statement into st.
 func (l *mysqlLexer) tokenize(sql string, st *stream, cfg *config) {
-	literals := l.literals
 	l.reset(sql, st, cfg.sqlMode, cfg.serverVersion, cfg.numbering.set)
-	l.literals = literals
 	l.run()
 }
 
@@ -188,6 +191,7 @@ func (l *mysqlLexer) run() {
 	tout := l.st.text[:cap(l.st.text)]
 	tw := textFrom(l.st.text)
 	pos := l.pos
+	kwSet := l.kwSet
 	for {
 		if pos < len(src) && isSpace[src[pos]] {
 			pos++
@@ -264,7 +268,7 @@ func (l *mysqlLexer) run() {
 				} else {
 					e, ok = findShort(src, pos, k)
 				}
-			} else if e := mainKeywords.find(src[pos:end]); e != nil && e.sets&l.kwSet != 0 && (!e.funcOnly || next == '(') {
+			} else if e := mainKeywords.find(src[pos:end]); e != nil && e.sets&kwSet != 0 && (!e.funcOnly || next == '(') {
 				l.tokStart = pos
 				l.pos = end
 				l.st.buf, l.st.text = out[:n], textOf(tout, tw)
@@ -278,7 +282,7 @@ func (l *mysqlLexer) run() {
 				}
 				continue
 			}
-			if ok && e.sets&l.kwSet != 0 && (!e.funcOnly || next == '(') {
+			if ok && e.sets&kwSet != 0 && (!e.funcOnly || next == '(') {
 				if e.special && !(e.hintable && !hintFollows(src, end)) {
 					// NULL, NOT, WITH, ROLLUP, keywords optimizer hints
 					// follow.

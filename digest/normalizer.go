@@ -80,26 +80,25 @@ func New(opts ...Option) *Normalizer {
 }
 
 // Normalize computes the digest of one SQL statement.
-func (n *Normalizer) Normalize(sql string) Result {
+func (n *Normalizer) Normalize(sql string) (r Result) {
 	n.tokenize(sql)
-	r := Result{
-		TokenBytes: len(n.st.buf),
-		Truncated:  n.st.full,
-		Version:    n.cfg.numbering.version,
-	}
-	if len(n.st.buf) > 0 {
+	buf := n.st.buf
+	r.TokenBytes = len(buf)
+	r.Truncated = n.st.full
+	r.Version = n.cfg.numbering.version
+	if len(buf) > 0 {
 		if n.cfg.numbering.legacy {
-			if cap(n.hbuf) < len(n.st.buf) {
+			if cap(n.hbuf) < len(buf) {
 				n.hbuf = make([]byte, cap(n.st.buf))
 			}
-			h := n.hbuf[:len(n.st.buf)]
-			renumberLegacy(h, n.st.buf)
+			h := n.hbuf[:len(buf)]
+			renumberLegacy(h, buf)
 			r.Digest = sha256.Sum256(h)
 		} else {
-			r.Digest = sha256.Sum256(n.st.buf)
+			r.Digest = sha256.Sum256(buf)
 		}
 	}
-	if t := n.st.text; t != nil && len(n.st.buf) <= n.cfg.pfsMaxDigestLength {
+	if t := n.st.text; t != nil && len(buf) <= n.cfg.pfsMaxDigestLength {
 		// The text kept as the stream grew is the whole stream's.
 		if len(t) > 0 && t[len(t)-1] == ' ' {
 			t = t[:len(t)-1]
@@ -107,8 +106,8 @@ func (n *Normalizer) Normalize(sql string) Result {
 		r.Text = t
 		return r
 	}
-	pfs := min(len(n.st.buf), n.cfg.pfsMaxDigestLength)
-	n.text = renderText(n.text[:0], n.st.buf[:pfs])
+	pfs := min(len(buf), n.cfg.pfsMaxDigestLength)
+	n.text = renderText(n.text[:0], buf[:pfs])
 	r.Text = n.text
 	return r
 }
