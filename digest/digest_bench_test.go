@@ -36,7 +36,7 @@ func BenchmarkLex200(b *testing.B) {
 	var st stream
 	for i := 0; i < b.N; i++ {
 		st.reset(1024, nil)
-		lx.reset(bench200, &st, 0, DefaultServerVersion)
+		lx.reset(bench200, &st, 0, DefaultServerVersion, setMySQL80)
 		lx.run()
 	}
 }

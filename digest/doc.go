@@ -68,21 +68,49 @@
 // before anything is stored, and an unterminated string literal ends the
 // statement. The fuzz test checks this on every input it tries.
 //
-// # What the DIGEST hashes, and why it is not the server's
+// # What the DIGEST hashes: the server's token numbers
 //
 // DIGEST is the SHA-256 of the token stream's bytes (within
-// max_digest_length), as in MySQL, so equal streams have equal digests and
-// any difference in tokens, identifiers or their order changes the digest.
-// The server's DIGEST column hashes the same layout, but its token numbers
-// are the bison token numbers of its grammar (sql/sql_yacc.yy, as arranged by
-// sql/gen_lex_token.cc), which this package does not reproduce: they are an
-// artifact of one server build's grammar, differ between forks, and would tie
-// this package to a generated table of some 1,300 entries. Token numbers here
-// are otelpfs's own: single characters are their byte as in MySQL, the
-// digest tokens (?, "?, ...", "(...)", identifiers, hint delimiters) take
-// MySQL's numbers 1100 to 1111, and keywords are numbered in the order of
-// this package's keyword table. So DIGEST_TEXT matches the server byte for
-// byte, while DIGEST matches only other otelpfs digests of the same Version.
+// max_digest_length), as in MySQL. By default the tokens carry the numbers
+// MySQL 8.0's server gives them (NumberingMySQL80), so DIGEST equals the
+// server's DIGEST for the same statement and settings: the one in
+// events_statements_summary_by_digest, STATEMENT_DIGEST() and the tools
+// keyed by it. A statement's client-side view (pool waits, rows iteration,
+// retries) and the server's view (rows examined, lock time) join on one key.
+//
+// The numbers are the server's own: single characters are their byte;
+// grammar tokens take their sql/sql_yacc.yy numbers (explicit since 8.0,
+// appended and never renumbered: a retired token keeps its number as
+// OBSOLETE_TOKEN_NNN); optimizer-hint keywords their sql/sql_hints.yy
+// numbers from 1000; the digest-only tokens (?, "?, ...", "(...)",
+// identifier and hint markers) 1100 to 1111, in the order
+// sql/gen_lex_token.cc adds them. tokens_mysql_gen.go is generated from
+// copies of those tables kept in internal/gentokens, each with the
+// repository and commit it was read from; go generate rebuilds it and a
+// test fails when it is stale. With the numbering comes MySQL 8.0's keyword
+// set (sql/lex.h): a word is a keyword exactly when it is one in 8.0.
+//
+// Later releases number every token they share with 8.0 the same way: the
+// grammar read for this (the trunk after 8.4) has all of 8.0's tokens at
+// 8.0's numbers, the retired ones included, so 8.4 LTS's numbering does not
+// differ. Its keyword set does: the MASTER_* replication keywords are
+// retired there (their tokens kept as OBSOLETE_TOKEN_NNN), and words such
+// as QUALIFY, LOG, PARALLEL and TABLESAMPLE became keywords after 8.0. A
+// statement using one of those words therefore has another DIGEST on a
+// later server than on 8.0, in the server as here; this package reproduces
+// 8.0's.
+//
+// NumberingOtelpfs is the numbering this package used before: its own
+// numbers (operators from 257, keywords from 300 in the order of its
+// keyword list, hint keywords from 1000) and a keyword set of MySQL 8.0's
+// words plus ten later ones. It gives the digests of Version "mysql80-1"
+// unchanged, so that digests stored before can still be looked up; its
+// DIGEST_TEXT differs from the default's only where one of those ten words
+// appears. The default is the server's numbering because a DIGEST that
+// matches the server is what makes the digest useful across the fleet, and
+// because a new Version ("mysql80-server-1") marks the change: nothing
+// keyed by the old digests is re-keyed silently.
+//
 // Identifier bytes are hashed as received; the same statement sent with
 // non-ASCII identifiers in another character set hashes differently, as in
 // MySQL.
@@ -94,14 +122,17 @@
 // built on them) and changes whenever a rule change could give a statement a
 // different DIGEST or DIGEST_TEXT, so that a dashboard keyed by digest is
 // never re-keyed silently: digests of different Versions are not
-// comparable.
+// comparable. Each Numbering has its own (Numbering.Version):
+// "mysql80-server-1" for NumberingMySQL80, the default and the package's
+// Version constant, and "mysql80-1" for NumberingOtelpfs.
 //
 // # Differences from MySQL
 //
 // The server digests what its parser accepts; this package has a lexer and
 // no grammar. The visible consequences:
 //
-//   - DIGEST differs from the server's (see above); DIGEST_TEXT does not.
+//   - DIGEST and DIGEST_TEXT equal the server's where the token stream
+//     does; the points below are where the stream can differ.
 //   - NULL is a literal (and prints ?) where the grammar reduces it to one;
 //     without the grammar, NULL counts as a literal after an operator, a
 //     comma or parenthesis, or a keyword that starts an expression (SELECT,
@@ -122,12 +153,12 @@
 //     DIGEST_TEXT, an identifier longer than 64 bytes prints as "...", and
 //     one that is not valid utf8mb3 (4-byte characters, invalid UTF-8) is
 //     left out of the text; both are still hashed.
-//   - The keyword table is sql/lex.h of a recent MySQL release: a word that
-//     became a keyword after the server's own release (QUALIFY or
-//     TABLESAMPLE, say, on an older 8.0) prints as a keyword here and as an
-//     identifier there. Non-reserved keywords used as names print as
-//     keywords, as in MySQL: "SELECT status FROM t" gives
-//     "SELECT STATUS FROM `t`", while "t.status" gives "`t` . `status`".
+//   - The keyword table is sql/lex.h of the latest 8.0 release (8.0.4x): a
+//     word that became a keyword during 8.0 (INTERSECT in 8.0.31, say)
+//     prints as a keyword here and as an identifier on an older 8.0
+//     server. Non-reserved keywords used as names print as keywords, as in
+//     MySQL: "SELECT status FROM t" gives "SELECT STATUS FROM `t`", while
+//     "t.status" gives "`t` . `status`".
 //
 // # Dialects
 //
@@ -138,14 +169,18 @@
 //
 // # Performance
 //
-// Normalize, rendering and hashing included, takes about 1.5 µs for a
-// 200-byte statement on a shared 2.8 GHz Xeon VM (BenchmarkDigest200, with
-// go-sqllexer's normalizer at 8.6 µs on the same statement) and allocates
-// nothing once the Normalizer's buffers have grown; about a fifth of that is
-// SHA-256. The common tokens are lexed in one loop over locals, and
-// DIGEST_TEXT is written as tokens are stored; the rarer rules go through
-// the general lexer. bench/ compares it with DataDog's go-sqllexer on one
-// corpus as well (BenchmarkDigest, BenchmarkSQLLexerNormalize).
+// Normalize, rendering and hashing included, takes about 1.7 µs for a
+// 200-byte statement on a shared 2-core VM (BenchmarkDigest200 in bench/,
+// with go-sqllexer's normalizer at about 10 µs on the same statement in the
+// same run) and allocates nothing once the Normalizer's buffers have grown.
+// The server's numbering costs nothing extra: tokens carry MySQL's numbers
+// from the start, and only NumberingOtelpfs renumbers the stream before it
+// is hashed. About a quarter of the time is SHA-256, which has no shortcut:
+// the server's DIGEST is a SHA-256 of the whole stream. The common tokens
+// are lexed in one loop over locals, and DIGEST_TEXT is written as tokens
+// are stored; the rarer rules go through the general lexer. bench/ compares
+// it with DataDog's go-sqllexer on one corpus as well (BenchmarkDigest,
+// BenchmarkSQLLexerNormalize).
 //
 // # Imports
 //

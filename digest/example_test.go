@@ -19,9 +19,9 @@ func Example() {
 	}
 	// Output:
 	// SELECT * FROM `orders` WHERE `customer_id` = ? AND `state` IN (...)
-	// 64 mysql80-1
+	// 64 mysql80-server-1
 	// SELECT * FROM `orders` WHERE `customer_id` = ? AND `state` IN (...)
-	// 64 mysql80-1
+	// 64 mysql80-server-1
 }
 
 func ExampleStatementDigestText() {
@@ -39,7 +39,29 @@ func ExampleStatementDigest() {
 	b := digest.StatementDigest("SELECT name FROM users WHERE id = 2")
 	c := digest.StatementDigest("SELECT email FROM users WHERE id = 1")
 	fmt.Println(a == b, a == c)
-	// Output: true false
+	// The statement of the STATEMENT_DIGEST() example in MySQL's manual:
+	// the same DIGEST the server prints.
+	fmt.Println(digest.StatementDigest("SELECT * FROM mytable WHERE cola = 10 AND colb = 20"))
+	// Output:
+	// true false
+	// 3bb95eeade896657c4526e74ff2a2862039d0a0fe8a9e7155b5fe492cbd78387
+}
+
+// NumberingOtelpfs gives the digests of Version "mysql80-1", from before
+// the server's numbering was the default. Its keyword set also knows words
+// MySQL 8.0 does not (LOG here), so DIGEST_TEXT can differ too.
+func ExampleWithNumbering() {
+	server := digest.New() // NumberingMySQL80
+	old := digest.New(digest.WithNumbering(digest.NumberingOtelpfs))
+	const sql = "SELECT msg FROM log WHERE id = 7"
+	a, b := server.Normalize(sql), old.Normalize(sql)
+	fmt.Println(a.Version, string(a.Text))
+	fmt.Println(b.Version, string(b.Text))
+	fmt.Println(a.Digest == b.Digest)
+	// Output:
+	// mysql80-server-1 SELECT `msg` FROM `log` WHERE `id` = ?
+	// mysql80-1 SELECT `msg` FROM LOG WHERE `id` = ?
+	// false
 }
 
 func ExampleWithMaxDigestLength() {

@@ -14,8 +14,32 @@ type keywordTable struct {
 type keywordEntry struct {
 	name     string // upper case; "" marks an empty slot
 	tok      uint16
-	funcOnly bool // a keyword only when '(' follows directly
+	funcOnly bool  // a keyword only when '(' follows directly
+	sets     uint8 // the keyword sets it belongs to (setMySQL80, setOtelpfs)
 }
+
+// Keyword sets: a Numbering recognizes the keywords of one set; a word of
+// another set is an identifier to it.
+const (
+	setMySQL80 uint8 = 1 << iota // sql/lex.h of MySQL 8.0
+	setOtelpfs                   // mysqlKeywords, NumberingOtelpfs's list
+)
+
+// A mysqlSymbol is one entry of MySQL's sql/lex.h (tokens_mysql_gen.go).
+type mysqlSymbol struct {
+	name  string
+	tok   uint16
+	group symGroup
+}
+
+type symGroup uint8
+
+const (
+	symKeyword  symGroup = iota // SYM: a keyword
+	symHintable                 // SYM_HK: a keyword optimizer hints may follow
+	symFunction                 // SYM_FN: a keyword only where '(' follows
+	symHint                     // SYM_H: an optimizer-hint keyword
+)
 
 var (
 	mainKeywords keywordTable
@@ -40,14 +64,14 @@ func keywordHash(s string) uint32 {
 	return h ^ h>>15
 }
 
-func (t *keywordTable) insert(name string, tok uint16, funcOnly bool) {
+func (t *keywordTable) insert(name string, tok uint16, funcOnly bool, sets uint8) {
 	if len(name) > t.maxLen {
 		t.maxLen = len(name)
 	}
 	h := keywordHash(name)
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		if t.slots[i].name == "" {
-			t.slots[i] = keywordEntry{name: name, tok: tok, funcOnly: funcOnly}
+			t.slots[i] = keywordEntry{name: name, tok: tok, funcOnly: funcOnly, sets: sets}
 			return
 		}
 		if t.slots[i].name == name {
@@ -91,38 +115,68 @@ func newKeywordTable(size int) keywordTable {
 	return keywordTable{slots: make([]keywordEntry, size), mask: uint32(size - 1)}
 }
 
+// initKeywords fills the keyword tables: MySQL 8.0's symbols with their
+// MySQL token numbers, then the words of NumberingOtelpfs's list that 8.0
+// does not have, numbered from firstLaterToken. A token prints as the last
+// spelling sql/lex.h gives it, as in MySQL (CHAR, CHARACTER: CHARACTER).
 func initKeywords() {
 	mainKeywords = newKeywordTable(4096)
-	tok := uint16(firstKeywordToken)
-	for _, group := range mysqlKeywords {
-		if tok == firstHintToken {
-			tok = keywordGap
+	for _, s := range mysql80Symbols {
+		if !isWordStart(s.name[0]) {
+			continue // an operator: the lexer has rules for them
 		}
-		spellings := strings.Split(group, "|")
-		for _, s := range spellings {
-			name, funcOnly := strings.CutSuffix(s, "()")
-			mainKeywords.insert(name, tok, funcOnly)
-			if len(name) <= 8 {
-				insertShort(name, tok, funcOnly)
-			}
+		funcOnly := s.group == symFunction
+		mainKeywords.insert(s.name, s.tok, funcOnly, setMySQL80)
+		tokText[s.tok] = s.name
+		tokFlags[s.tok] = flagAppendSpace
+		if s.group == symHintable {
+			tokFlags[s.tok] |= flagHintable
 		}
-		last, _ := strings.CutSuffix(spellings[len(spellings)-1], "()")
-		tokText[tok] = last
-		tokFlags[tok] = flagAppendSpace
-		tok++
 	}
-	if tok > maxToken {
+	later := uint16(firstLaterToken)
+	for _, group := range mysqlKeywords {
+		spellings := strings.Split(group, "|")
+		var tok uint16
+		for _, sp := range spellings {
+			name, funcOnly := strings.CutSuffix(sp, "()")
+			if e := mainKeywords.find(name); e != nil {
+				if e.funcOnly != funcOnly || (tok != 0 && e.tok != tok) {
+					panic("digest: BUG: keyword " + name + " differs from MySQL 8.0's")
+				}
+				e.sets |= setOtelpfs
+				tok = e.tok
+				continue
+			}
+			if tok == 0 {
+				tok = later
+				later++
+			}
+			mainKeywords.insert(name, tok, funcOnly, setOtelpfs)
+		}
+		if tok >= firstLaterToken {
+			last, _ := strings.CutSuffix(spellings[len(spellings)-1], "()")
+			tokText[tok] = last
+			tokFlags[tok] = flagAppendSpace
+		}
+	}
+	if later > maxToken {
 		panic("digest: BUG: too many keywords")
 	}
+	for _, e := range mainKeywords.slots {
+		if e.name != "" && len(e.name) <= 8 {
+			insertShort(e.name, e.tok, e.funcOnly, e.sets)
+		}
+	}
 	hintKeywords = newKeywordTable(256)
-	for i, name := range mysqlHintKeywords {
-		t := uint16(firstHintToken + i)
-		hintKeywords.insert(name, t, false)
-		tokText[t] = name
-		tokFlags[t] = flagAppendSpace
+	for _, s := range mysql80HintSymbols {
+		hintKeywords.insert(s.name, s.tok, false, setMySQL80|setOtelpfs)
+		tokText[s.tok] = s.name
+		tokFlags[s.tok] = flagAppendSpace
 	}
 	charsets = newKeywordTable(256)
 	for _, name := range mysqlCharsets {
-		charsets.insert(strings.ToUpper(name), tokUnderscoreCharset, false)
+		charsets.insert(strings.ToUpper(name), tokUnderscoreCharset, false, setMySQL80|setOtelpfs)
 	}
 }
+
+func isWordStart(c byte) bool { return c >= 'A' && c <= 'Z' || c == '_' }

@@ -1,16 +1,18 @@
 package digest
 
-// mysqlKeywords is the MySQL 8.0 keyword list (the main parser's symbols of
-// sql/lex.h), in the server's order. Each entry is one token: spellings the
+// mysqlKeywords is NumberingOtelpfs's keyword list, written by hand before
+// the generated tables (tokens_mysql_gen.go) existed: MySQL 8.0's keywords
+// (the main parser's symbols of sql/lex.h) in the server's order, plus ten
+// words later releases made keywords. Each entry is one token: spellings the
 // server maps to the same token are joined with '|', and the digest text
-// prints the last spelling of the entry, because that is the one the
-// server's token table ends up holding. A spelling ending in "()" is
-// recognized only when '(' follows it directly (a native function name);
-// elsewhere it is an identifier.
+// prints the last spelling of the entry, as the server's token table does.
+// A spelling ending in "()" is recognized only when '(' follows it directly
+// (a native function name); elsewhere it is an identifier. initKeywords
+// checks every spelling MySQL 8.0 has against the generated table.
 //
-// Token numbers are assigned in the order of mysqlKeywordOrder below, which
-// is append-only: changing an existing position changes every digest and
-// requires a new Version.
+// NumberingOtelpfs numbers keywords in this order (numbering.go), so the
+// list is frozen: changing a position changes that numbering's digests,
+// which Version "mysql80-1" promises never to do.
 var mysqlKeywords = []string{
 	"ACCESSIBLE", "ACCOUNT", "ACTION", "ACTIVE", "ADD", "ADMIN", "AFTER",
 	"AGAINST", "AGGREGATE", "ALL", "ALGORITHM", "ALTER", "ALWAYS", "ANALYZE",
@@ -165,7 +167,8 @@ var mysqlKeywords = []string{
 
 // mysqlHintKeywords are the optimizer-hint keywords, recognized only inside
 // a /*+ ... */ comment that follows SELECT, INSERT, REPLACE, UPDATE or
-// DELETE.
+// DELETE. Their order is NumberingOtelpfs's hint numbering (frozen, as
+// mysqlKeywords); the keywords themselves come from the generated table.
 var mysqlHintKeywords = []string{
 	"BKA", "BNL", "DUPSWEEDOUT", "FIRSTMATCH", "INTOEXISTS", "LOOSESCAN",
 	"MATERIALIZATION", "MAX_EXECUTION_TIME", "NO_BKA", "NO_BNL", "NO_ICP",

@@ -12,8 +12,9 @@ type shortEntry struct {
 	n        uint8 // tokOut[tok].n
 	long     bool  // tokOut[tok].long
 	funcOnly bool
-	special  bool // tokFlags[tok]&flagSpecial != 0
-	hintable bool // tokFlags[tok]&flagHintable != 0
+	special  bool  // tokFlags[tok]&flagSpecial != 0
+	hintable bool  // tokFlags[tok]&flagHintable != 0
+	sets     uint8 // keywordEntry.sets
 }
 
 const shortBits = 11
@@ -41,14 +42,14 @@ func upperWord(x uint64) uint64 {
 	return x &^ (lower >> 2)     // clear 0x20 in those bytes
 }
 
-func insertShort(name string, tok uint16, funcOnly bool) {
+func insertShort(name string, tok uint16, funcOnly bool, sets uint8) {
 	var key uint64
 	for i := len(name) - 1; i >= 0; i-- {
 		key = key<<8 | uint64(name[i])
 	}
 	for i := shortSlot(key); ; i = (i + 1) & (1<<shortBits - 1) {
 		if shortKeywords[i].key == 0 {
-			shortKeywords[i] = shortEntry{key: key, tok: tok, funcOnly: funcOnly}
+			shortKeywords[i] = shortEntry{key: key, tok: tok, funcOnly: funcOnly, sets: sets}
 			return
 		}
 	}

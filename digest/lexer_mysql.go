@@ -95,6 +95,7 @@ type mysqlLexer struct {
 	mode          SQLMode
 	serverVersion int
 	prev          uint16 // the last token emitted, before reductions
+	kwSet         uint8  // the keyword set of the numbering (setMySQL80, ...)
 	state         uint8
 	inVersion     bool // inside an executed /*!NNNNN ... */
 	pendingWith   bool // WITH seen; ROLLUP may follow
@@ -105,15 +106,18 @@ type mysqlLexer struct {
 	literals *[][2]int
 }
 
-func (l *mysqlLexer) reset(src string, st *stream, mode SQLMode, serverVersion int) {
-	*l = mysqlLexer{src: src, st: st, mode: mode, serverVersion: serverVersion}
+// reset readies l for the statement src; literals is left as it is. The
+// fields are set one by one: assigning a whole mysqlLexer value, which
+// holds pointers, costs a typed copy of the struct on every statement.
+func (l *mysqlLexer) reset(src string, st *stream, mode SQLMode, serverVersion int, kwSet uint8) {
+	l.src, l.pos, l.st = src, 0, st
+	l.mode, l.serverVersion, l.kwSet = mode, serverVersion, kwSet
+	l.prev, l.state, l.inVersion, l.pendingWith, l.tokStart = 0, stStart, false, false, 0
 }
 
 // tokenize lexes the whole statement into st.
 func (l *mysqlLexer) tokenize(sql string, st *stream, cfg *config) {
-	literals := l.literals
-	l.reset(sql, st, cfg.sqlMode, cfg.serverVersion)
-	l.literals = literals
+	l.reset(sql, st, cfg.sqlMode, cfg.serverVersion, cfg.numbering.set)
 	l.run()
 }
 
@@ -187,6 +191,7 @@ func (l *mysqlLexer) run() {
 	tout := l.st.text[:cap(l.st.text)]
 	tw := textFrom(l.st.text)
 	pos := l.pos
+	kwSet := l.kwSet
 	for {
 		if pos < len(src) && isSpace[src[pos]] {
 			pos++
@@ -263,7 +268,7 @@ func (l *mysqlLexer) run() {
 				} else {
 					e, ok = findShort(src, pos, k)
 				}
-			} else if e := mainKeywords.find(src[pos:end]); e != nil && (!e.funcOnly || next == '(') {
+			} else if e := mainKeywords.find(src[pos:end]); e != nil && e.sets&kwSet != 0 && (!e.funcOnly || next == '(') {
 				l.tokStart = pos
 				l.pos = end
 				l.st.buf, l.st.text = out[:n], textOf(tout, tw)
@@ -277,7 +282,7 @@ func (l *mysqlLexer) run() {
 				}
 				continue
 			}
-			if ok && (!e.funcOnly || next == '(') {
+			if ok && e.sets&kwSet != 0 && (!e.funcOnly || next == '(') {
 				if e.special && !(e.hintable && !hintFollows(src, end)) {
 					// NULL, NOT, WITH, ROLLUP, keywords optimizer hints
 					// follow.
@@ -981,7 +986,7 @@ func (l *mysqlLexer) nextInState() bool {
 		if end == start {
 			return false
 		}
-		if e := mainKeywords.find(l.src[start:end]); e != nil && !e.funcOnly {
+		if e := mainKeywords.find(l.src[start:end]); e != nil && e.sets&l.kwSet != 0 && !e.funcOnly {
 			return l.emitKeyword(e.tok)
 		}
 		return l.emitIdent(start, end, 0)
@@ -1110,10 +1115,10 @@ func (l *mysqlLexer) ident(start int) bool {
 		}
 	}
 	if n := end - start; n <= 8 {
-		if e, ok := findShort(src, start, n); ok && (!e.funcOnly || l.at(after) == '(') {
+		if e, ok := findShort(src, start, n); ok && e.sets&l.kwSet != 0 && (!e.funcOnly || l.at(after) == '(') {
 			return l.emitKeyword(e.tok)
 		}
-	} else if e := mainKeywords.find(src[start:end]); e != nil && (!e.funcOnly || l.at(after) == '(') {
+	} else if e := mainKeywords.find(src[start:end]); e != nil && e.sets&l.kwSet != 0 && (!e.funcOnly || l.at(after) == '(') {
 		return l.emitKeyword(e.tok)
 	}
 	if name := src[start:end]; name[0] == '_' && charsets.find(name[1:]) != nil {

@@ -13,12 +13,13 @@ import (
 type mysqlCase struct {
 	SQL        string `json:"sql"`
 	DigestText string `json:"digest_text"`
-	Digest     string `json:"digest"` // MySQL's hash: not reproducible here
+	Digest     string `json:"digest"` // MySQL's DIGEST, where the source gives it
 	Note       string `json:"note"`
 	Source     string `json:"source"`
 	Settings   struct {
 		MaxDigestLength *int   `json:"max_digest_length"`
 		SQLMode         string `json:"sql_mode"`
+		CurrentSchema   string `json:"current_schema"` // not part of DIGEST
 	} `json:"settings"`
 }
 
@@ -63,36 +64,57 @@ func (c mysqlCase) options(tb testing.TB) []Option {
 	return opts
 }
 
-// TestMySQL8Cases checks DIGEST_TEXT byte for byte against MySQL 8.0's.
-// DIGEST cannot match MySQL's (it hashes MySQL's grammar token numbers, see
-// the package doc); it must be 64 hex characters, and equal for statements
-// whose token streams are equal.
+// TestMySQL8Cases checks DIGEST_TEXT byte for byte against MySQL 8.0's,
+// and, where the case records it, DIGEST against the server's, with the
+// default numbering (NumberingMySQL80) and the settings the case records.
+// NumberingOtelpfs must give the same DIGEST_TEXT, and equal digests for
+// equal token streams.
 func TestMySQL8Cases(t *testing.T) {
 	cases := loadMySQLCases(t)
-	pass := 0
+	textPass, digestPass, digests := 0, 0, 0
 	byStream := map[string]Digest{}
 	for i, c := range cases {
 		n := New(c.options(t)...)
 		r := n.Normalize(c.SQL)
+		if r.Version != Version || r.Version != NumberingMySQL80.Version() {
+			t.Errorf("case %d: Version %q", i+1, r.Version)
+		}
+		if c.Digest != "" {
+			digests++
+			if got := r.Digest.Hex(); got != c.Digest {
+				t.Errorf("case %d %q: DIGEST\n got %s\nwant %s (%s)", i+1, c.SQL, got, c.Digest, c.Source)
+			} else {
+				digestPass++
+			}
+		}
 		if got := string(r.Text); got != c.DigestText {
 			t.Errorf("case %d %q:\n got %q\nwant %q\n(note: %s)", i+1, c.SQL, got, c.DigestText, c.Note)
 			continue
 		}
-		if h := r.Digest.Hex(); len(h) != 64 {
+		textPass++
+
+		legacy := New(append(c.options(t), WithNumbering(NumberingOtelpfs))...)
+		lr := legacy.Normalize(c.SQL)
+		if string(lr.Text) != c.DigestText || lr.Version != "mysql80-1" || lr.TokenBytes != r.TokenBytes {
+			t.Errorf("case %d: NumberingOtelpfs gives %q, Version %q, %d bytes", i+1, lr.Text, lr.Version, lr.TokenBytes)
+		}
+		if r.TokenBytes > 0 && lr.Digest == r.Digest {
+			t.Errorf("case %d: both numberings give DIGEST %s", i+1, r.Digest)
+		}
+		if h := lr.Digest.Hex(); len(h) != 64 {
 			t.Errorf("case %d: digest %q is not 64 hex characters", i+1, h)
 		}
-		if _, err := hex.DecodeString(r.Digest.Hex()); err != nil {
+		if _, err := hex.DecodeString(lr.Digest.Hex()); err != nil {
 			t.Errorf("case %d: %v", i+1, err)
 		}
-		key := string(n.st.buf)
-		if d, ok := byStream[key]; ok && d != r.Digest {
+		key := string(legacy.st.buf)
+		if d, ok := byStream[key]; ok && d != lr.Digest {
 			t.Errorf("case %d: equal token streams, different digests", i+1)
 		}
-		byStream[key] = r.Digest
-		if r.Version != Version {
-			t.Errorf("case %d: Version %q", i+1, r.Version)
-		}
-		pass++
+		byStream[key] = lr.Digest
 	}
-	t.Logf("%d/%d MySQL 8.0 cases pass", pass, len(cases))
+	if digests != 45 {
+		t.Errorf("%d cases carry the server's DIGEST, want 45", digests)
+	}
+	t.Logf("%d/%d MySQL 8.0 DIGEST_TEXTs and %d/%d DIGESTs match", textPass, len(cases), digestPass, digests)
 }

@@ -13,7 +13,10 @@ import (
 // different DIGEST or DIGEST_TEXT, so that stored digests and dashboards
 // keyed by them are never re-keyed silently: a consumer seeing a new Version
 // knows old and new digests are not comparable.
-const Version = "mysql80-1"
+//
+// Version is the Version of the default numbering, NumberingMySQL80;
+// Numbering.Version gives each numbering's (NumberingOtelpfs: "mysql80-1").
+const Version = "mysql80-server-1"
 
 // Digest is a statement's DIGEST: the SHA-256 of its normalized token
 // stream.
@@ -64,6 +67,7 @@ type Normalizer struct {
 	tk   tokenizer // the dialect's lexer
 	st   stream
 	text []byte
+	hbuf []byte // the renumbered stream, for NumberingOtelpfs
 }
 
 // New returns a Normalizer configured by opts.
@@ -76,17 +80,25 @@ func New(opts ...Option) *Normalizer {
 }
 
 // Normalize computes the digest of one SQL statement.
-func (n *Normalizer) Normalize(sql string) Result {
+func (n *Normalizer) Normalize(sql string) (r Result) {
 	n.tokenize(sql)
-	r := Result{
-		TokenBytes: len(n.st.buf),
-		Truncated:  n.st.full,
-		Version:    Version,
+	buf := n.st.buf
+	r.TokenBytes = len(buf)
+	r.Truncated = n.st.full
+	r.Version = n.cfg.numbering.version
+	if len(buf) > 0 {
+		if n.cfg.numbering.legacy {
+			if cap(n.hbuf) < len(buf) {
+				n.hbuf = make([]byte, cap(n.st.buf))
+			}
+			h := n.hbuf[:len(buf)]
+			renumberLegacy(h, buf)
+			r.Digest = sha256.Sum256(h)
+		} else {
+			r.Digest = sha256.Sum256(buf)
+		}
 	}
-	if len(n.st.buf) > 0 {
-		r.Digest = sha256.Sum256(n.st.buf)
-	}
-	if t := n.st.text; t != nil && len(n.st.buf) <= n.cfg.pfsMaxDigestLength {
+	if t := n.st.text; t != nil && len(buf) <= n.cfg.pfsMaxDigestLength {
 		// The text kept as the stream grew is the whole stream's.
 		if len(t) > 0 && t[len(t)-1] == ' ' {
 			t = t[:len(t)-1]
@@ -94,8 +106,8 @@ func (n *Normalizer) Normalize(sql string) Result {
 		r.Text = t
 		return r
 	}
-	pfs := min(len(n.st.buf), n.cfg.pfsMaxDigestLength)
-	n.text = renderText(n.text[:0], n.st.buf[:pfs])
+	pfs := min(len(buf), n.cfg.pfsMaxDigestLength)
+	n.text = renderText(n.text[:0], buf[:pfs])
 	r.Text = n.text
 	return r
 }

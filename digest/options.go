@@ -128,6 +128,7 @@ type config struct {
 	sqlMode            SQLMode
 	serverVersion      int
 	dialect            Dialect
+	numbering          Numbering
 }
 
 func newConfig(opts []Option) config {
@@ -136,6 +137,7 @@ func newConfig(opts []Option) config {
 		pfsMaxDigestLength: DefaultPerformanceSchemaMaxDigestLength,
 		serverVersion:      DefaultServerVersion,
 		dialect:            MySQL80,
+		numbering:          NumberingMySQL80,
 	}
 	for _, o := range opts {
 		c = o.apply(c)

@@ -1,58 +1,58 @@
 package digest
 
-// Token numbers of the normalized stream. Like MySQL's lex_token_array, a
-// token is a 16-bit number: 0-255 are single-character tokens (the byte
-// itself), named tokens follow. The numbering below is otelpfs's own (MySQL
-// numbers its grammar's tokens in sql_yacc.yy order, which this package does
-// not reproduce); it is part of the hashed stream, so it changes only
-// together with Version.
+// Token numbers of the normalized stream. A token is a 16-bit number, laid
+// out as MySQL lays out lex_token_array (sql/gen_lex_token.cc): 0-255 are
+// single-character tokens (the byte itself); 258-999 and 1150 up are the
+// grammar's tokens (sql/sql_yacc.yy); 1000-1099 the optimizer-hint tokens
+// (sql/sql_hints.yy); 1100-1149 the digest-only tokens. Inside this package
+// every token carries its MySQL number (tokens_mysql_gen.go, generated from
+// the server's own tables); NumberingOtelpfs renumbers the stream just
+// before it is hashed (numbering.go).
 const (
 	tokNone uint16 = 0
 
-	// Multi-character operators.
-	tokNE                uint16 = 256 + iota // "!=" and "<>"
-	tokEQ                                    // "="
-	tokLT                                    // "<"
-	tokLE                                    // "<="
-	tokGT                                    // ">"
-	tokGE                                    // ">="
-	tokShiftLeft                             // "<<"
-	tokShiftRight                            // ">>"
-	tokEqualNull                             // "<=>"
-	tokAndAnd                                // "&&"
-	tokOr2                                   // "||" meaning OR (the default sql_mode)
-	tokOrOr                                  // "||" meaning concatenation (PIPES_AS_CONCAT)
-	tokNot2                                  // NOT under HIGH_NOT_PRECEDENCE, printed "!"
-	tokSetVar                                // ":="
-	tokJSONSep                               // "->"
-	tokJSONUnquoted                          // "->>"
-	tokUnderscoreCharset                     // _utf8mb4 and friends, printed "(_charset)"
-	tokWithRollup                            // WITH ROLLUP, folded into one token
+	tokNE                = mysqlTokNE                // "!=" and "<>"
+	tokEQ                = mysqlTokEQ                // "="
+	tokLT                = mysqlTokLT                // "<"
+	tokLE                = mysqlTokLE                // "<="
+	tokGT                = mysqlTokGT                // ">"
+	tokGE                = mysqlTokGE                // ">="
+	tokShiftLeft         = mysqlTokShiftLeft         // "<<"
+	tokShiftRight        = mysqlTokShiftRight        // ">>"
+	tokEqualNull         = mysqlTokEqualNull         // "<=>"
+	tokAndAnd            = mysqlTokAndAnd            // "&&"
+	tokOr2               = mysqlTokOr2               // "||" meaning OR (the default sql_mode)
+	tokOrOr              = mysqlTokOrOr              // "||" meaning concatenation (PIPES_AS_CONCAT)
+	tokNot2              = mysqlTokNot2              // NOT under HIGH_NOT_PRECEDENCE, printed "!"
+	tokSetVar            = mysqlTokSetVar            // ":="
+	tokJSONSep           = mysqlTokJSONSep           // "->"
+	tokJSONUnquoted      = mysqlTokJSONUnquoted      // "->>"
+	tokUnderscoreCharset = mysqlTokUnderscoreCharset // _utf8mb4 and friends, printed "(_charset)"
+	tokWithRollup        = mysqlTokWithRollup        // WITH ROLLUP, folded into one token
 )
 
-// Digest tokens: the reductions' results and the identifier markers. They
-// take the numbers MySQL 8.0 gives them (range_for_digests in
-// sql/gen_lex_token.cc).
+// Digest tokens: the reductions' results and the identifier markers.
 const (
-	tokValue         uint16 = 1100 // ?
-	tokValueList     uint16 = 1101 // ?, ...
-	tokRowSingle     uint16 = 1102 // (?)
-	tokRowSingleList uint16 = 1103 // (?) /* , ... */
-	tokRowMulti      uint16 = 1104 // (...)
-	tokRowMultiList  uint16 = 1105 // (...) /* , ... */
-	tokIdent         uint16 = 1106 // an identifier: token, length, bytes
-	tokIdentAt       uint16 = 1107 // identifier before @ in table@query_block
-	tokHintOpen      uint16 = 1108 // /*+
-	tokHintClose     uint16 = 1109 // */
-	tokInValues      uint16 = 1110 // IN (...)
-	tokUnused        uint16 = 1111 // "no token" for the peeks
+	tokValue         = mysqlTokValue         // ?
+	tokValueList     = mysqlTokValueList     // ?, ...
+	tokRowSingle     = mysqlTokRowSingle     // (?)
+	tokRowSingleList = mysqlTokRowSingleList // (?) /* , ... */
+	tokRowMulti      = mysqlTokRowMulti      // (...)
+	tokRowMultiList  = mysqlTokRowMultiList  // (...) /* , ... */
+	tokIdent         = mysqlTokIdent         // an identifier: token, length, bytes
+	tokIdentAt       = mysqlTokIdentAt       // identifier before @ in table@query_block
+	tokHintOpen      = mysqlTokHintOpen      // /*+
+	tokHintClose     = mysqlTokHintClose     // */
+	tokInValues      = mysqlTokInValues      // IN (...)
+	tokUnused        = mysqlTokUnused        // "no token" for the peeks
 )
 
 const (
-	firstKeywordToken = 300  // main-parser keywords are numbered from here
-	firstHintToken    = 1000 // optimizer-hint keywords, as in MySQL
-	keywordGap        = 1150 // main keywords past 999 skip the digest range
-	maxToken          = 2048
+	// firstLaterToken numbers the keywords NumberingOtelpfs knows and
+	// MySQL 8.0 does not (QUALIFY, LOG, ...): internal numbers of their own,
+	// past every MySQL token, never hashed as they are.
+	firstLaterToken = 1800
+	maxToken        = 2048
 )
 
 // Token properties, indexed by token number.
@@ -134,6 +134,7 @@ func init() {
 		}
 	}
 	initRender()
+	initLegacy()
 	for i := range shortKeywords {
 		if e := &shortKeywords[i]; e.key != 0 {
 			e.special = tokFlags[e.tok]&flagSpecial != 0

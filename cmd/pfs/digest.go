@@ -39,12 +39,15 @@ func runDigest(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	maxLen := fs.Int("max-digest-length", digest.DefaultMaxDigestLength,
 		"max_digest_length: byte budget of the normalized token stream (0 to 1048576)")
 	sqlMode := fs.String("sql-mode", "", "sql_mode of the statements, e.g. ANSI_QUOTES (only lexing flags matter)")
+	numbering := fs.String("numbering", digest.NumberingMySQL80.String(),
+		"token numbering the digest hashes: mysql (MySQL 8.0's, the server's DIGEST) or otelpfs (Version mysql80-1 digests)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pfs digest [--json] [--max-digest-length N] [--sql-mode MODE] < statements")
+		fmt.Fprintln(stderr, "usage: pfs digest [--json] [--max-digest-length N] [--sql-mode MODE] [--numbering mysql|otelpfs] < statements")
 		fmt.Fprintln(stderr, "\nReads one statement per line (with --json, one object per line with an \"sql\"")
 		fmt.Fprintln(stderr, "field) and prints one JSON object per statement: sql, digest_text, digest")
 		fmt.Fprintln(stderr, "(64 hex characters, SHA-256) and the normalizer version, as MySQL 8.0's")
-		fmt.Fprintln(stderr, "STATEMENT_DIGEST_TEXT() and STATEMENT_DIGEST() would. Empty lines are skipped;")
+		fmt.Fprintln(stderr, "STATEMENT_DIGEST_TEXT() and STATEMENT_DIGEST() would (with --numbering mysql,")
+		fmt.Fprintln(stderr, "the default, the digest is the server's). Empty lines are skipped;")
 		fmt.Fprintln(stderr, "a statement with nothing but comments gets null digest_text and digest.")
 		fs.PrintDefaults()
 	}
@@ -58,11 +61,16 @@ func runDigest(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --sql-mode: %v", errUsage, err)
 	}
+	num, err := digest.ParseNumbering(*numbering)
+	if err != nil {
+		return fmt.Errorf("%w: --numbering: %v", errUsage, err)
+	}
 	n := digest.New(
 		digest.WithMaxDigestLength(*maxLen),
 		// The text shows the whole stream, as STATEMENT_DIGEST_TEXT() does.
 		digest.WithPerformanceSchemaMaxDigestLength(*maxLen),
 		digest.WithSQLMode(mode),
+		digest.WithNumbering(num),
 	)
 
 	out := bufio.NewWriter(stdout)

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -151,5 +153,75 @@ func TestDigestCommandCommentOnly(t *testing.T) {
 	code, out, _ := runPfs(t, "/* nothing */\n", "digest")
 	if code != 0 || out != `{"sql":"/* nothing */","digest_text":null,"digest":null,"version":"`+digest.Version+`"}`+"\n" {
 		t.Errorf("exit %d, out %q", code, out)
+	}
+}
+
+// TestDigestCommandServerDigests runs the cases of MySQL's own test results
+// that record the server's DIGEST through `pfs digest --json`, with the
+// settings each case records: the digest field must be the server's, with
+// --numbering mysql and with no --numbering (the default).
+func TestDigestCommandServerDigests(t *testing.T) {
+	data, err := os.ReadFile("../../digest/testdata/mysql8_cases.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type mysqlCase struct {
+		SQL      string `json:"sql"`
+		Digest   string `json:"digest"`
+		Settings struct {
+			MaxDigestLength *int   `json:"max_digest_length"`
+			SQLMode         string `json:"sql_mode"`
+		} `json:"settings"`
+	}
+	checked := 0
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var c mysqlCase
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		if c.Digest == "" {
+			continue
+		}
+		var args []string
+		if c.Settings.MaxDigestLength != nil {
+			args = append(args, "--max-digest-length", strconv.Itoa(*c.Settings.MaxDigestLength))
+		}
+		if c.Settings.SQLMode != "" {
+			args = append(args, "--sql-mode", c.Settings.SQLMode)
+		}
+		for _, extra := range [][]string{{"--numbering", "mysql"}, nil} {
+			code, out, errOut := runPfs(t, line+"\n", append(append([]string{"digest", "--json"}, args...), extra...)...)
+			if code != 0 {
+				t.Fatalf("case %d %v: exit %d, stderr %q", i+1, extra, code, errOut)
+			}
+			rows := decodeRows(t, out)
+			if len(rows) != 1 || str(rows[0].Digest) != c.Digest || rows[0].Version != digest.NumberingMySQL80.Version() {
+				t.Errorf("case %d %q %v: got %s, want digest %s", i+1, c.SQL, extra, out, c.Digest)
+			}
+		}
+		checked++
+	}
+	if checked != 45 {
+		t.Errorf("checked %d cases, want the 45 with a server DIGEST", checked)
+	}
+}
+
+func TestDigestCommandNumbering(t *testing.T) {
+	const sql = "SELECT msg FROM log WHERE id = 7"
+	code, out, errOut := runPfs(t, sql+"\n", "digest", "--numbering", "otelpfs")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	rows := decodeRows(t, out)
+	old := digest.New(digest.WithNumbering(digest.NumberingOtelpfs)).Normalize(sql)
+	if len(rows) != 1 || rows[0].Version != "mysql80-1" || str(rows[0].Digest) != old.Digest.Hex() ||
+		str(rows[0].DigestText) != "SELECT `msg` FROM LOG WHERE `id` = ?" {
+		t.Errorf("--numbering otelpfs: %s", out)
+	}
+	for _, bad := range []string{"", "mysql57", "ORACLE"} {
+		code, _, errOut := runPfs(t, "", "digest", "--numbering", bad)
+		if code != 2 || !strings.Contains(errOut, "numbering") {
+			t.Errorf("--numbering %q: exit %d, stderr %q; want 2 and a message", bad, code, errOut)
+		}
 	}
 }
