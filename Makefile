@@ -7,7 +7,7 @@ BENCHSTAT   := $(GO) run golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
 
 # Packages with lock-free or shared state: always tested under -race.
 RACE_PKGS := ./internal/owned/... ./internal/store/... ./hwclock/... ./rings/... ./memsum/... ./pfscore/... ./instrument/... ./exporter/...
-MODULES   := . bench e2e mysqlpfs
+MODULES   := . bench e2e mysqlpfs examples/demo
 
 BENCH      ?= .
 BENCHCOUNT ?= 10
@@ -56,6 +56,7 @@ E2E_ENV      = OTELPFS_OTELCOL=$$(bash otelcol/build.sh --path)
 nested: e2e-otelcol
 	cd bench && $(GO) test -count=1 ./...
 	cd mysqlpfs && $(GO) test -count=1 ./... && $(GO) test -count=1 -race -run 'ConcurrentSafe' .
+	cd examples/demo && $(GO) test -count=1 ./...
 	cd e2e && $(E2E_ENV) $(GO) test -count=1 -timeout $(E2E_TIMEOUT) ./...
 
 ## otelcol: build the OpenTelemetry Collector of e2e/otelcol/manifest.yaml (about 5 min the first time; cached by the manifest's hash)

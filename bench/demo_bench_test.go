@@ -8,7 +8,7 @@ import (
 )
 
 // The whole-service budget (DESIGN.md, issue 14): the demo's notes service
-// (examples/demo/notes: ServeMux, SQLite through database/sql, a cache
+// (examples/notes: ServeMux, SQLite through database/sql, a cache
 // behind a mutex, settings behind an rwlock, a buffer pool, a journal
 // file) fully instrumented (every instrument and consumer on, the OTLP
 // pipeline collecting and exporting every 2 s to a sink) costs at most 3%

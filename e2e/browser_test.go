@@ -56,7 +56,7 @@ func TestBrowserTableView(t *testing.T) {
 		t.Fatalf("go build examples/demo: %v\n%s", err, out)
 	}
 	addr := freeAddr(t)
-	p := start(t, dir, "demo", nil, demo, "-duration", "90s", "-addr", addr) // stopped by the test's cleanup
+	p := start(t, dir, "demo", nil, demo, "-duration", "90s", "-addr", addr, "-sql-addr", "") // stopped by the test's cleanup
 	base := "http://" + addr + "/debug/pfs"
 	p.waitTCP(addr)
 	waitForWaits(t, p, base+"/tables/events_waits_summary_global_by_event_name?format=json&where=COUNT_STAR+>+0")

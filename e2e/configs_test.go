@@ -235,7 +235,7 @@ func TestShippedConfigsRun(t *testing.T) {
 		if out, err := exec.Command("go", "build", "-o", demo, "github.com/otelpfs/otelpfs/examples/demo").CombinedOutput(); err != nil {
 			t.Fatalf("go build examples/demo: %v\n%s", err, out)
 		}
-		cmd = exec.Command(demo, "-duration", "2s", "-addr", "127.0.0.1:0")
+		cmd = exec.Command(demo, "-duration", "2s", "-addr", "127.0.0.1:0", "-sql-addr", "")
 		cmd.Env = cleanEnv("OTEL_EXPORTER_OTLP_ENDPOINT=http://"+otlp, "OTEL_METRIC_EXPORT_INTERVAL=500")
 		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "sending OTLP to http://"+otlp) {
 			t.Fatalf("demo: %v\n%s", err, out)

@@ -196,7 +196,7 @@ func TestDashboard(t *testing.T) {
 	const demoFor = 12 * time.Second
 	dp := start(t, dir, "demo", []string{
 		"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + otlp, "OTEL_METRIC_EXPORT_INTERVAL=1000",
-	}, demo, "-duration", demoFor.String(), "-addr", "127.0.0.1:0")
+	}, demo, "-duration", demoFor.String(), "-addr", "127.0.0.1:0", "-sql-addr", "")
 
 	sources := []source{{job: "otelpfs-demo", allowEmpty: demoEmptyToday}, {job: probeJob}}
 	// A panel's result is the first one with data, else the last: until

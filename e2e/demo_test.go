@@ -22,7 +22,7 @@ func TestDemoServesTables(t *testing.T) {
 	}
 	pfs := buildPfs(t)
 
-	cmd := exec.Command(demo, "-duration", "4s", "-report", "1s", "-addr", "127.0.0.1:0")
+	cmd := exec.Command(demo, "-duration", "4s", "-report", "1s", "-addr", "127.0.0.1:0", "-sql-addr", "127.0.0.1:0")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -7,17 +7,24 @@
 // something. Every instrument and consumer is on.
 //
 // It serves the tables on -addr (/debug/pfs, loopback only, setup changes
-// allowed), prints a report every few seconds (statement analysis by
+// allowed) and over the MySQL protocol on -sql-addr (performance_schema
+// and sys, for the mysql client and any MySQL driver; package mysqlpfs),
+// prints a report every few seconds (statement analysis by
 // digest and by route with p95, top waits, memory by current bytes, lost
 // counters) and a progress line, and exits 0 after -duration or at Ctrl-C.
 //
-//	go run ./examples/demo [-duration 30s] [-addr 127.0.0.1:6060]
+//	go run ./examples/demo [-duration 30s] [-addr 127.0.0.1:6060] [-sql-addr 127.0.0.1:6033]
 //
 // While it runs:
 //
 //	go run ./cmd/pfs top
 //	go run ./cmd/pfs tables events_statements_summary_by_digest --order 'SUM_TIMER_WAIT desc' --limit 5
 //	curl 127.0.0.1:6060/debug/pfs/tables/memory_summary_global_by_event_name
+//	mysql -h 127.0.0.1 -P 6033 -u pfs -e "SELECT * FROM sys.statement_analysis LIMIT 5"
+//
+// The demo is a module of its own (it needs package mysqlpfs, whose SQL
+// engine the core module does not depend on); the repository's go.work
+// lets go run find it from the repository's root.
 //
 // With OTEL_EXPORTER_OTLP_ENDPOINT set (http://127.0.0.1:4317, say), it
 // also sends its tables to that OpenTelemetry Collector as OTLP metrics,
@@ -32,6 +39,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -41,10 +49,11 @@ import (
 	"time"
 
 	"github.com/otelpfs/otelpfs/bridge"
-	"github.com/otelpfs/otelpfs/examples/demo/notes"
+	"github.com/otelpfs/otelpfs/examples/notes"
 	"github.com/otelpfs/otelpfs/exporter"
 	"github.com/otelpfs/otelpfs/instrument"
 	"github.com/otelpfs/otelpfs/instrument/pfshttp"
+	"github.com/otelpfs/otelpfs/mysqlpfs"
 	"github.com/otelpfs/otelpfs/pfscore"
 	"github.com/otelpfs/otelpfs/report"
 )
@@ -68,6 +77,9 @@ type options struct {
 	rate     int
 	every    time.Duration
 	limit    int
+	sqlAddr  string
+	sqlUser  string
+	sqlPass  string
 }
 
 func run(ctx context.Context, args []string, out, errOut io.Writer) error {
@@ -81,6 +93,9 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) error {
 	fs.IntVar(&o.rate, "rate", 200, "requests per second, all clients together (0: as fast as they can)")
 	fs.DurationVar(&o.every, "report", 5*time.Second, "time between reports")
 	fs.IntVar(&o.limit, "limit", 6, "rows per report section")
+	fs.StringVar(&o.sqlAddr, "sql-addr", "127.0.0.1:6033", "where to serve performance_schema and sys over the MySQL protocol (loopback; empty: nowhere)")
+	fs.StringVar(&o.sqlUser, "sql-user", "pfs", "the MySQL endpoint's user")
+	fs.StringVar(&o.sqlPass, "sql-password", "", "the MySQL endpoint's password (empty is accepted on loopback only)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -125,6 +140,17 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) error {
 		defer srv.Close()
 		fmt.Fprintf(out, "otelpfs demo: tables at %s/debug/pfs/\n", srv.URL())
 		fmt.Fprintf(out, "try: go run ./cmd/pfs top --addr %s\n", srv.Addr())
+	}
+	if o.sqlAddr != "" {
+		// Setup changes and TRUNCATE are allowed, as on the HTTP endpoint:
+		// both listen on loopback only.
+		sql, err := mysqlpfs.Listen(o.sqlAddr, s, mysqlpfs.WithUser(o.sqlUser, o.sqlPass), mysqlpfs.WithSetupChanges(true))
+		if err != nil {
+			return fmt.Errorf("the MySQL endpoint: %w", err)
+		}
+		defer sql.Close()
+		fmt.Fprintf(out, "performance_schema over MySQL at %s: mysql -h %s -P %s -u %s -e \"SELECT * FROM sys.statement_analysis LIMIT 5\"\n",
+			sql.Addr(), hostOf(sql.Addr()), portOf(sql.Addr()), o.sqlUser)
 	}
 	api, err := serveAPI(s, svc, o.apiAddr)
 	if err != nil {
@@ -207,6 +233,16 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) error {
 		return errors.New("the load generator sent no request")
 	}
 	return nil
+}
+
+func hostOf(addr string) string {
+	host, _, _ := net.SplitHostPort(addr)
+	return host
+}
+
+func portOf(addr string) string {
+	_, port, _ := net.SplitHostPort(addr)
+	return port
 }
 
 func rateText(rate int) string {

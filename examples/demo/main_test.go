@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"io"
 	"net/http"
 	"regexp"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	_ "github.com/go-sql-driver/mysql"
 )
 
 // syncBuffer is a bytes.Buffer safe for the demo's writer and the test's
@@ -39,7 +42,7 @@ func TestRun(t *testing.T) {
 	var out, errOut syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(context.Background(), []string{"-duration", "3s", "-report", "2s", "-addr", "127.0.0.1:0", "-rate", "300"}, &out, &errOut)
+		done <- run(context.Background(), []string{"-duration", "3s", "-report", "2s", "-addr", "127.0.0.1:0", "-rate", "300", "-sql-addr", "127.0.0.1:0"}, &out, &errOut)
 	}()
 	urlRE := regexp.MustCompile(`tables at (http://\S+)/\n`)
 	var url string
@@ -60,6 +63,24 @@ func TestRun(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(string(body), "DIGEST_TEXT") {
 		t.Errorf("GET the digest table: %d %.200s", resp.StatusCode, body)
+	}
+	// The MySQL endpoint, with a MySQL driver: the sys schema over the
+	// demo's tables.
+	m := regexp.MustCompile(`over MySQL at (\S+):`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no MySQL address printed:\n%s", out.String())
+	}
+	db, err := sql.Open("mysql", "pfs:@tcp("+m[1]+")/performance_schema")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	time.Sleep(500 * time.Millisecond) // some requests first
+	var query string
+	var count int64
+	err = db.QueryRow("SELECT query, exec_count FROM sys.`x$statement_analysis` WHERE query LIKE '%FROM `notes` WHERE `id` = ?' LIMIT 1").Scan(&query, &count)
+	if err != nil || count == 0 {
+		t.Errorf("sys.`x$statement_analysis` over MySQL: %q %d (%v)", query, count, err)
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut.String())

@@ -1,4 +1,4 @@
-// Package demoenv builds the demo's notes service (examples/demo/notes)
+// Package demoenv builds the demo's notes service (examples/notes)
 // for the overhead measurements: plain, or fully instrumented with the
 // OpenTelemetry pipeline exporting, and drives it in-process with the
 // demo's request mix (httptest.NewRecorder: no HTTP client, no socket, so
@@ -20,7 +20,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/otelpfs/otelpfs/bridge"
-	"github.com/otelpfs/otelpfs/examples/demo/notes"
+	"github.com/otelpfs/otelpfs/examples/notes"
 	"github.com/otelpfs/otelpfs/exporter"
 	"github.com/otelpfs/otelpfs/instrument"
 	"github.com/otelpfs/otelpfs/pfscore"
