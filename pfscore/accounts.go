@@ -173,7 +173,7 @@ func (r *actorRow) attach(a *actorRow) {
 // user and its host; and takes the thread off its rows' live lists. All of
 // it under the rows' mu, so readers see the thread either live or rolled
 // up (see above).
-func (s *Schema) actorsDisconnect(t *Thread, stats []ownedStat, x []stmtCounts) {
+func (s *Schema) actorsDisconnect(t *Thread, stats []ownedStat, x []ownedCounts) {
 	rows := [3]*actorRow{t.acct, t.usr, t.hst}
 	if rows == [3]*actorRow{} {
 		return
@@ -184,14 +184,13 @@ func (s *Schema) actorsDisconnect(t *Thread, stats []ownedStat, x []stmtCounts) 
 		}
 	}
 	e := s.epochOf(truncThreads)
-	loaded := loadStats(stats, len(stats), e.tag)
 	targets := rows[:1]
 	if t.acct == nil {
 		targets = rows[1:]
 	}
 	for _, r := range targets {
 		if r != nil {
-			r.rollUp(e, loaded, x, &t.trxStats)
+			r.rollUp(e, stats, x, &t.trxStats)
 		}
 	}
 	for i, r := range rows {
@@ -224,10 +223,15 @@ func (r *actorRow) removeLive(t *Thread, which int) {
 
 // rollUp adds an ended thread's statistics to the row's stored ones: by
 // class, its statement counters, its transactions. The writers' locks are
-// held (see above).
-func (r *actorRow) rollUp(e epoch, st []statRow, x []stmtCounts, trx *[2]ownedStat) {
-	r.addWaits(e, st)
-	addCounts(&r.stmts, x)
+// held (see above). The thread has ended, so its statistics no longer
+// change: they are loaded where they are added, allocating nothing, and the
+// classes it never used cost a load each.
+func (r *actorRow) rollUp(e epoch, st []ownedStat, x []ownedCounts, trx *[2]ownedStat) {
+	w := growShared(&r.waits, len(st))
+	for i := range st {
+		w[i].addRow(e, st[i].load(e.tag)) // addRow skips a zero count
+	}
+	addOwnedCounts(&r.stmts, x)
 	for i := range trx {
 		r.trxStats[i].addRow(e, trx[i].load(e.tag))
 	}
@@ -246,7 +250,7 @@ func (r *actorRow) addWaits(e epoch, st []statRow) {
 // statement counters, its transactions) to the ended threads' totals,
 // which the global summaries add for the event names that have no instances
 // (idle, stages, statements, transactions). s.endMu is held.
-func (s *Schema) rollUpEndedLocked(stats []ownedStat, x []stmtCounts, trx *[2]ownedStat) {
+func (s *Schema) rollUpEndedLocked(stats []ownedStat, x []ownedCounts, trx *[2]ownedStat) {
 	e := s.epochOf(truncThreads)
 	g := growShared(&s.threadsEnded, len(stats))
 	for i := range stats {
@@ -254,7 +258,7 @@ func (s *Schema) rollUpEndedLocked(stats []ownedStat, x []stmtCounts, trx *[2]ow
 			g[i].addRow(e, st)
 		}
 	}
-	addCounts(&s.stmtEnded, x)
+	addOwnedCounts(&s.stmtEnded, x)
 	for i := range trx {
 		s.trxEnded[i].addRow(e, trx[i].load(e.tag))
 	}

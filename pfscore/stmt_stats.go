@@ -125,15 +125,6 @@ func (c *threadCore) growStmtCounts(k int) *ownedCounts {
 	return &next[k]
 }
 
-// loadCounts copies counters by kind index.
-func loadCounts(src []ownedCounts) []stmtCounts {
-	out := make([]stmtCounts, len(src))
-	for i := range src {
-		out[i] = src[i].load()
-	}
-	return out
-}
-
 func loadSharedCounts(src []sharedCounts) []stmtCounts {
 	out := make([]stmtCounts, len(src))
 	for i := range src {
@@ -142,24 +133,41 @@ func loadSharedCounts(src []sharedCounts) []stmtCounts {
 	return out
 }
 
+// addOwnedCounts is addCounts of an ended thread's counters, loaded where
+// they are added (they no longer change), allocating nothing.
+func addOwnedCounts(p *atomic.Pointer[[]sharedCounts], x []ownedCounts) {
+	dst := growCounts(p, len(x))
+	for j := range x {
+		c := x[j].load()
+		dst[j].add(&c)
+	}
+}
+
 // addCounts adds counters by kind index into a shared table, growing it by
 // copy first if it is shorter. The caller serializes writers of p (an
 // actor row's mu, Schema.endMu).
 func addCounts(p *atomic.Pointer[[]sharedCounts], x []stmtCounts) {
-	old := *p.Load()
-	if len(old) < len(x) {
-		next := make([]sharedCounts, len(x))
-		for j := range old {
-			for i := range old[j] {
-				next[j][i].Store(old[j][i].Load())
-			}
-		}
-		p.Store(&next)
-		old = next
-	}
+	dst := growCounts(p, len(x))
 	for j := range x {
-		old[j].add(&x[j])
+		dst[j].add(&x[j])
 	}
+}
+
+// growCounts returns the table p points to, replaced by a copy n long if it
+// is shorter. The caller serializes writers.
+func growCounts(p *atomic.Pointer[[]sharedCounts], n int) []sharedCounts {
+	old := *p.Load()
+	if len(old) >= n {
+		return old
+	}
+	next := make([]sharedCounts, n)
+	for j := range old {
+		for i := range old[j] {
+			next[j][i].Store(old[j][i].Load())
+		}
+	}
+	p.Store(&next)
+	return next
 }
 
 // stmtStat is a statement summary row's statistics as the engine adds and

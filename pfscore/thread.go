@@ -506,7 +506,7 @@ func (t *Thread) End() {
 	t.ended.Store(true)
 	s := t.s
 	stats := *t.stats.Load()
-	x := loadCounts(*t.stmtX.Load())
+	x := *t.stmtX.Load()
 	s.memMoveBegin() // memory readers see the thread live or moved, never both (memory.go)
 	s.memEnd(t)
 	s.actorsDisconnect(t, stats, x)
