@@ -193,17 +193,8 @@ func (s *Schema) instanceStats(classes []*Class) []statRow {
 	return out
 }
 
-// loadStats copies owned statistics by class index into n rows (classes
+// loadShared copies shared statistics by class index into n rows (classes
 // past the end of src, registered since it was sized, are zero).
-func loadStats(src []ownedStat, n int, tag uint64) []statRow {
-	out := make([]statRow, n)
-	for i := range min(n, len(src)) {
-		out[i] = src[i].load(tag)
-	}
-	return out
-}
-
-// loadShared is loadStats for shared statistics.
 func loadShared(src []sharedStat, n int, tag uint64) []statRow {
 	out := make([]statRow, n)
 	for i := range min(n, len(src)) {

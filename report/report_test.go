@@ -20,6 +20,7 @@ const (
 type fixture struct {
 	s  *pfscore.Schema
 	mu *instrument.Mutex
+	n  int // guarded by mu
 	t  *instrument.Thread
 }
 
@@ -52,6 +53,7 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) work(n int) {
 	for range n {
 		f.mu.For(f.t).Lock()
+		f.n++
 		f.mu.For(f.t).Unlock()
 	}
 }

@@ -48,12 +48,6 @@ func serve(t testing.TB, h http.Handler, r Request) *httptest.ResponseRecorder {
 	return w
 }
 
-// outcome is what a request did, as far as the two variants must agree.
-type outcome struct {
-	route  string
-	status int
-}
-
 func routeOf(r Request) string {
 	path := r.Path
 	if i := strings.IndexByte(path, '?'); i >= 0 {
