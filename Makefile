@@ -17,7 +17,7 @@ BENCHTIME  ?= 1s
 
 all: test
 
-## demo: this machine's timers, then the demo service for 20 s (tables at 127.0.0.1:6060/debug/pfs/)
+## demo: this machine's timers, then the demo service for 20 s (tables at 127.0.0.1:6060/debug/pfs/, MySQL protocol at 127.0.0.1:6033)
 DEMO_FLAGS ?= -duration 20s
 demo:
 	$(GO) run ./cmd/pfs timers

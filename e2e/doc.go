@@ -20,6 +20,11 @@
 //     headless, driven by chromedp): the table list, a header click that
 //     orders the rows, the inline error of a bad where with the form kept,
 //     the placeholders; screenshots in the test's temporary directory.
+//   - The Grafana dashboard of ../otelcol-config/grafana, through what
+//     Grafana would ask (TestDashboard): every panel's PromQL, run against
+//     Prometheus after the demo ran with a real Collector, returns the
+//     demo's data, with exemplars that link to the demo's traces, whose
+//     spans reach the Collector.
 //   - TestJaeger, run by make e2e-jaeger only: otelpfs's spans inside a
 //     caller's trace, through the Collector into a real Jaeger v2
 //     (jaeger/build.sh), read back from its query API.
