@@ -190,7 +190,7 @@ func (s *Schema) actorsDisconnect(t *Thread, stats []ownedStat, x []ownedCounts)
 	}
 	for _, r := range targets {
 		if r != nil {
-			r.rollUp(e, stats, x, &t.trxStats)
+			r.rollUp(e, stats, x, t.threadCore, &t.trxStats)
 		}
 	}
 	for i, r := range rows {
@@ -224,14 +224,14 @@ func (r *actorRow) removeLive(t *Thread, which int) {
 // rollUp adds an ended thread's statistics to the row's stored ones: by
 // class, its statement counters, its transactions. The writers' locks are
 // held (see above). The thread has ended, so its statistics no longer
-// change: they are loaded where they are added, allocating nothing, and the
-// classes it never used cost a load each.
-func (r *actorRow) rollUp(e epoch, st []ownedStat, x []ownedCounts, trx *[2]ownedStat) {
+// change: they are loaded where they are added, allocating nothing, and only
+// the classes it used (c's usedSets) are visited.
+func (r *actorRow) rollUp(e epoch, st []ownedStat, x []ownedCounts, c *threadCore, trx *[2]ownedStat) {
 	w := growShared(&r.waits, len(st))
-	for i := range st {
+	for _, i := range c.statsUsed.list {
 		w[i].addRow(e, st[i].load(e.tag)) // addRow skips a zero count
 	}
-	addOwnedCounts(&r.stmts, x)
+	addOwnedCounts(&r.stmts, x, c.stmtUsed.list)
 	for i := range trx {
 		r.trxStats[i].addRow(e, trx[i].load(e.tag))
 	}
@@ -250,15 +250,13 @@ func (r *actorRow) addWaits(e epoch, st []statRow) {
 // statement counters, its transactions) to the ended threads' totals,
 // which the global summaries add for the event names that have no instances
 // (idle, stages, statements, transactions). s.endMu is held.
-func (s *Schema) rollUpEndedLocked(stats []ownedStat, x []ownedCounts, trx *[2]ownedStat) {
+func (s *Schema) rollUpEndedLocked(stats []ownedStat, x []ownedCounts, c *threadCore, trx *[2]ownedStat) {
 	e := s.epochOf(truncThreads)
 	g := growShared(&s.threadsEnded, len(stats))
-	for i := range stats {
-		if st := stats[i].load(e.tag); st.Count != 0 {
-			g[i].addRow(e, st)
-		}
+	for _, i := range c.statsUsed.list {
+		g[i].addRow(e, stats[i].load(e.tag)) // addRow skips a zero count
 	}
-	addOwnedCounts(&s.stmtEnded, x)
+	addOwnedCounts(&s.stmtEnded, x, c.stmtUsed.list)
 	for i := range trx {
 		s.trxEnded[i].addRow(e, trx[i].load(e.tag))
 	}

@@ -165,6 +165,7 @@ func (s *Schema) MemoryAlloc(t *Thread, c *Class, size uint64) MemoryOwner {
 func (s *Schema) memAlloc(t *Thread, k int, size uint64) MemoryOwner {
 	if t != nil && t.s == s && s.consumers.Load()&t.mask.Load()&(1<<ConsumerThreadInstrumentation) != 0 {
 		if g, ok := t.tryEnter(guardBusy); ok {
+			t.memUsed.mark(k)
 			d := t.mem.at(k).Alloc(s.memEpoch.Load(), size)
 			t.leave(g)
 			if !d.IsZero() {
@@ -196,6 +197,7 @@ func (s *Schema) memFree(k int, size uint64, o MemoryOwner) {
 		return
 	}
 	if g, ok := t.tryEnter(guardBusy | guardForeign); ok {
+		t.memUsed.mark(k)
 		d := t.mem.at(k).Free(s.memEpoch.Load(), size)
 		t.leave(g)
 		if !d.IsZero() {
@@ -319,11 +321,11 @@ func (s *Schema) memRead(read func(epoch uint64)) {
 // memMoveBegin and memMoveEnd.
 func (s *Schema) memEnd(t *Thread) {
 	epoch := s.memEpoch.Load()
-	t.mem.each(func(k int, st *memsum.Stat) {
-		if c := st.Drain(epoch); c != (memsum.Counts{}) {
-			s.memParents(t, k, func(sh *memsum.Shared) { sh.Aggregate(c) })
+	for _, k := range t.memUsed.list { // the kinds it counted; the rest are zero
+		if c := t.mem.at(int(k)).Drain(epoch); c != (memsum.Counts{}) {
+			s.memParents(t, int(k), func(sh *memsum.Shared) { sh.Aggregate(c) })
 		}
-	})
+	}
 }
 
 // memParents calls f with the statistics of class kind index k that thread

@@ -106,6 +106,7 @@ type stmtShared struct {
 // k, growing the table if the class registered after the last growth. In a
 // write section only.
 func (t *Thread) stmtCounts(k int) *ownedCounts {
+	t.stmtUsed.mark(k)
 	if x := *t.stmtX.Load(); k < len(x) {
 		return &x[k]
 	}
@@ -133,11 +134,12 @@ func loadSharedCounts(src []sharedCounts) []stmtCounts {
 	return out
 }
 
-// addOwnedCounts is addCounts of an ended thread's counters, loaded where
-// they are added (they no longer change), allocating nothing.
-func addOwnedCounts(p *atomic.Pointer[[]sharedCounts], x []ownedCounts) {
+// addOwnedCounts is addCounts of an ended thread's counters of the kinds
+// in used, loaded where they are added (they no longer change), allocating
+// nothing.
+func addOwnedCounts(p *atomic.Pointer[[]sharedCounts], x []ownedCounts, used []int32) {
 	dst := growCounts(p, len(x))
-	for j := range x {
+	for _, j := range used {
 		c := x[j].load()
 		dst[j].add(&c)
 	}

@@ -145,6 +145,9 @@ type threadCore struct {
 	// mem is the thread's memory statistics, by memory class kind index,
 	// written in write sections (memory.go); End drains them.
 	mem pages[memsum.Stat]
+	// The indexes of stats, stmtX and mem the thread has written (see
+	// usedSet).
+	statsUsed, stmtUsed, memUsed usedSet
 }
 
 // Guard word fields; see threadCore.guard.
@@ -371,9 +374,11 @@ func (c *threadCore) recycle() {
 		c.stageHistory.Reset()
 	}
 	st := *c.stats.Load()
-	for i := range st {
+	for _, i := range c.statsUsed.list {
 		st[i].reset()
 	}
+	c.statsUsed.clear()
+	c.memUsed.clear() // End drained the memory statistics
 	c.stmtDepth, c.stmtNest = 0, 0
 	c.stmtDepthCell.Set(0)
 	for i := range c.stmtRows {
@@ -386,9 +391,10 @@ func (c *threadCore) recycle() {
 		c.stmtHistory.Reset()
 	}
 	x := *c.stmtX.Load()
-	for i := range x {
+	for _, i := range c.stmtUsed.list {
 		x[i].reset()
 	}
+	c.stmtUsed.clear()
 	c.trx = trxState{}
 	c.trxRow.cells[xState].Set(0)
 	if c.trxHistory != nil {
@@ -461,6 +467,7 @@ func (t *Thread) updateMask(f func(instrumented, history bool) (bool, bool)) {
 // stat returns the thread's statistic for class index i, growing the table
 // if a class registered after the last growth. In a write section only.
 func (t *Thread) stat(i int) *ownedStat {
+	t.statsUsed.mark(i)
 	if st := *t.stats.Load(); i < len(st) {
 		return &st[i]
 	}
@@ -511,7 +518,7 @@ func (t *Thread) End() {
 	s.memEnd(t)
 	s.actorsDisconnect(t, stats, x)
 	s.endMu.Lock()
-	s.rollUpEndedLocked(stats, x, &t.trxStats)
+	s.rollUpEndedLocked(stats, x, t.threadCore, &t.trxStats)
 	s.threadObjs[t.rec.Index()].Store(nil)
 	s.endMu.Unlock()
 	s.memMoveEnd()
