@@ -136,8 +136,11 @@
 //   - NULL is a literal (and prints ?) where the grammar reduces it to one;
 //     without the grammar, NULL counts as a literal after an operator, a
 //     comma or parenthesis, or a keyword that starts an expression (SELECT,
-//     WHERE, THEN, DEFAULT, ...), and stays NULL elsewhere (IS NULL, NOT
-//     NULL, a column's NULL attribute, SET NULL).
+//     WHERE, THEN, DEFAULT, ...) or after a NOT that does (WHERE NOT
+//     NULL), and stays NULL elsewhere (IS NULL, IS NOT NULL, a column's
+//     NULL and NOT NULL attributes, SET NULL), whatever the sql_mode spells
+//     NOT as. (NumberingOtelpfs keeps the rules of its Version: NULL after
+//     any NOT stays, and under HIGH_NOT_PRECEDENCE becomes ?.)
 //   - Invalid SQL still gets a digest, of its tokens up to the first lexical
 //     error (an unterminated quoted identifier or comment, a malformed
 //     X'..' or B'..' literal), where the server would reject it.

@@ -156,7 +156,7 @@ func FuzzNormalize(f *testing.F) {
 		if lr.Version != NumberingOtelpfs.Version() || len(lr.Digest.Hex()) != 64 {
 			t.Fatalf("otelpfs numbering: Version %q", lr.Version)
 		}
-		if !hasLaterKeyword(sql) && (string(lr.Text) != text || lr.TokenBytes != r.TokenBytes || lr.Truncated != r.Truncated) {
+		if !hasLaterKeyword(sql) && !nullAfterNotOrAll(sql) && (string(lr.Text) != text || lr.TokenBytes != r.TokenBytes || lr.Truncated != r.Truncated) {
 			t.Fatalf("numberings disagree on %q:\n mysql80 %q (%d bytes)\n otelpfs %q (%d bytes)", sql, text, r.TokenBytes, lr.Text, lr.TokenBytes)
 		}
 
@@ -187,6 +187,14 @@ func hasLaterKeyword(sql string) bool {
 		}
 	}
 	return false
+}
+
+// nullAfterNotOrAll reports whether sql may have a NULL whose reduction
+// the numberings decide differently: after NOT (or NOT2_SYM), or after ALL.
+// NumberingOtelpfs keeps the rules of its Version there.
+func nullAfterNotOrAll(sql string) bool {
+	u := strings.ToUpper(sql)
+	return strings.Contains(u, "NULL") && (strings.Contains(u, "NOT") || strings.Contains(u, "ALL"))
 }
 
 // checkKeptText normalizes sql with n twice (the second call has the

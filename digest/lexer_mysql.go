@@ -99,6 +99,7 @@ type mysqlLexer struct {
 	state         uint8
 	inVersion     bool // inside an executed /*!NNNNN ... */
 	pendingWith   bool // WITH seen; ROLLUP may follow
+	notExpr       bool // the last NOT emitted starts an expression: NULL after it is a literal
 	tokStart      int  // where the current token starts
 
 	// literals, when not nil, collects the byte ranges of the literals
@@ -753,7 +754,21 @@ func (l *mysqlLexer) emitKeyword(t uint16) bool {
 		if l.pendingWith {
 			l.flushWith()
 		}
-		if nullIsValueAfter[l.prev] {
+		v := nullIsValueAfter[l.prev]
+		if l.kwSet != setOtelpfs { // NumberingOtelpfs keeps its Version's rules
+			switch l.prev {
+			case kwNot, tokNot2:
+				// NULL is NOT's operand, a literal, when the NOT itself
+				// starts an expression (WHERE NOT NULL); after IS, or as a
+				// column attribute (NOT NULL), it stays the keyword.
+				// NOT2_SYM (NOT under HIGH_NOT_PRECEDENCE) goes through the
+				// same grammar rules as NOT.
+				v = l.notExpr
+			case kwAll:
+				v = true // SELECT ALL NULL
+			}
+		}
+		if v {
 			l.st.addNullValue()
 			l.prev = tokValue
 		} else {
@@ -762,6 +777,9 @@ func (l *mysqlLexer) emitKeyword(t uint16) bool {
 		}
 		return true
 	case kwNot:
+		if l.prev != kwNot && l.prev != tokNot2 { // NOT NOT x: as the outer NOT
+			l.notExpr = l.prev != kwBinary && (nullIsValueAfter[l.prev] || l.prev == kwAll)
+		}
 		if l.mode&HighNotPrecedence != 0 {
 			t = tokNot2
 		}

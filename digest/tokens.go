@@ -70,7 +70,7 @@ var (
 
 // Named keyword tokens the normalizer treats specially.
 var (
-	kwWith, kwRollup, kwNull, kwNot, kwIn uint16
+	kwWith, kwRollup, kwNull, kwNot, kwIn, kwBinary, kwAll uint16
 )
 
 func init() {
@@ -125,6 +125,8 @@ func init() {
 	kwNull = mustKeyword("NULL")
 	kwNot = mustKeyword("NOT")
 	kwIn = mustKeyword("IN")
+	kwBinary = mustKeyword("BINARY")
+	kwAll = mustKeyword("ALL")
 	for _, t := range []uint16{kwNull, kwNot, kwWith, kwRollup} {
 		tokFlags[t] |= flagSpecial
 	}
@@ -147,6 +149,9 @@ func init() {
 	// A NULL keyword is the literal NULL (and becomes ?) when it follows a
 	// token after which the grammar expects an expression; elsewhere
 	// (IS NULL, NOT NULL, a column's NULL attribute, SET NULL) it stays.
+	// With the server's keyword set, NULL after NOT (or NOT2_SYM) depends
+	// on the token before the NOT, and ALL NULL is a literal: see
+	// emitKeyword.
 	for _, c := range "(,=<>+-*/%^&|~!" {
 		nullIsValueAfter[c] = true
 	}
