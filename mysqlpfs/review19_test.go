@@ -3,7 +3,9 @@ package mysqlpfs_test
 import (
 	"database/sql"
 	"net"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,5 +154,55 @@ func TestReview19_XViewsNeedBackquotes(t *testing.T) {
 	f := newFixture(t)
 	if _, err := f.db(t).Exec("SELECT * FROM sys.x$statement_analysis"); err != nil {
 		t.Errorf("sys.x$statement_analysis unquoted: %v", err)
+	}
+}
+
+// TestReview19_CloseLeavesStatementsRunning shows that Close, documented
+// to cancel a statement running on a connection it closes, leaves the
+// statement running: with no query timeout, a SELECT SLEEP(30) (or a
+// cross join) goes on in the engine's goroutines for its full length
+// after Close has returned and its client has seen the connection drop.
+// (The engine's own check for a closed connection never runs either: it
+// needs the *net.TCPConn, which the tracking listener wraps.) MySQL's
+// shutdown kills every connection's statement.
+func TestReview19_CloseLeavesStatementsRunning(t *testing.T) {
+	f := newFixture(t, mysqlpfs.WithQueryTimeout(0))
+	db := f.db(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.Exec("SELECT SLEEP(30)")
+		done <- err
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for !stackHas("(*Sleep).Eval") {
+		if time.Now().After(deadline) {
+			t.Fatal("the statement did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	f.srv.Close()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the client did not see Close")
+	}
+	deadline = time.Now().Add(2 * time.Second)
+	for stackHas("(*Sleep).Eval") {
+		if time.Now().After(deadline) {
+			t.Fatal("SELECT SLEEP(30) still runs 2s after Close")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stackHas reports whether a goroutine's stack holds s.
+func stackHas(s string) bool {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Contains(string(buf[:n]), s)
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }
