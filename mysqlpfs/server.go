@@ -52,6 +52,8 @@ type Server struct {
 	done    chan struct{}
 	closeMu sync.Mutex
 	closed  bool
+	// closeStatements cancels every running statement's context.
+	closeStatements context.CancelFunc
 }
 
 // Listen serves tables (a *pfscore.Schema, usually pfscore.Default()) over
@@ -115,15 +117,17 @@ func Listen(addr string, tables pfscore.Tables, opts ...Option) (*Server, error)
 			return server.MySQLProtocolListenerFactory(c, lc, sel)
 		},
 	}
-	lh := &limitHandler{timeout: cfg.timeout, rowLimit: cfg.rowLimit, engine: engine}
+	closing, closeStatements := context.WithCancel(context.Background())
+	lh := &limitHandler{timeout: cfg.timeout, rowLimit: cfg.rowLimit, engine: engine, closing: closing}
 	srv, err := server.NewServerWithHandler(scfg, engine, sql.NewContext, sessionBuilder, nil,
 		func(h mysql.Handler) (mysql.Handler, error) { lh.inner = h; return lh, nil })
 	if err != nil {
+		closeStatements()
 		ln.Close()
 		return nil, fmt.Errorf("mysqlpfs: %w", err)
 	}
 	lh.sm = srv.SessionManager() // before the first connection: Accept starts below
-	s := &Server{ln: ln, srv: srv, done: make(chan struct{})}
+	s := &Server{ln: ln, srv: srv, done: make(chan struct{}), closeStatements: closeStatements}
 	go func() {
 		defer close(s.done)
 		srv.Listener.Accept() // returns when the listener is closed
@@ -145,6 +149,7 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	s.closeMu.Unlock()
+	s.closeStatements()
 	s.srv.Listener.Close()
 	s.ln.closeAll()
 	<-s.done
