@@ -82,12 +82,14 @@
 // sys and nothing else: the engine's own mysql database is closed to it
 // (1044), and no statement reaches a file (SELECT ... INTO OUTFILE,
 // LOAD DATA and LOAD_FILE are refused with 1227 or 1142) or the engine's
-// global variables (SET GLOBAL: 1227). The server holds none of the
+// global variables (SET GLOBAL: 1227), and no client changes the account
+// (ALTER USER: 1227). The server holds none of the
 // service's data but the tables. Each statement runs under a timeout
 // (WithQueryTimeout; ER_QUERY_TIMEOUT, 3024), each result under a row
 // limit (WithRowLimit; ER_TOO_BIG_SELECT, 1104), and at most
-// WithMaxConnections connections are served at once. The protocol is not
-// encrypted.
+// WithMaxConnections connections are served at once; a client that has
+// not authenticated 10 seconds after connecting (MySQL's
+// connect_timeout) is disconnected. The protocol is not encrypted.
 //
 // # Concurrency
 //

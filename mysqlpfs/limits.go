@@ -30,6 +30,9 @@ type limitHandler struct {
 	// logrus's standard logger, which is the service's.
 	engine *sqle.Engine
 	sm     *server.SessionManager
+	// closing is cancelled by Server.Close: every statement's context
+	// ends with it.
+	closing context.Context
 }
 
 var _ mysql.Handler = (*limitHandler)(nil)
@@ -42,10 +45,17 @@ var errTimeout = errors.New("mysqlpfs: query timeout")
 var errRowLimit = errors.New("mysqlpfs: row limit")
 
 func (h *limitHandler) start(ctx context.Context) (context.Context, context.CancelFunc) {
+	var cancel context.CancelFunc
 	if h.timeout <= 0 {
-		return context.WithCancel(ctx)
+		ctx, cancel = context.WithCancel(ctx)
+	} else {
+		ctx, cancel = context.WithTimeoutCause(ctx, h.timeout, errTimeout)
 	}
-	return context.WithTimeoutCause(ctx, h.timeout, errTimeout)
+	if h.closing == nil {
+		return ctx, cancel
+	}
+	stop := context.AfterFunc(h.closing, cancel)
+	return ctx, func() { stop(); cancel() }
 }
 
 // A counter counts one statement's result rows against the limit.

@@ -2,6 +2,7 @@ package mysqlpfs
 
 import (
 	"net"
+	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
@@ -22,7 +23,8 @@ const guardID analyzer.RuleId = 1_000
 
 // guard is an analyzer rule that refuses what would reach past the
 // tables: a SET of a system variable at any scope but the session's (the
-// engine's globals are the process's), SELECT ... INTO OUTFILE or
+// engine's globals are the process's), ALTER USER (the account is the
+// service's), SELECT ... INTO OUTFILE or
 // DUMPFILE and LOAD DATA (the service's files), and DROP TABLE and DROP
 // DATABASE (with ER_TABLEACCESS_DENIED_ERROR, not the engine's generic
 // error). The engine checks no FILE
@@ -48,6 +50,12 @@ func guard(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ 
 			err = denied(ctx, "DROP", PerformanceSchema, "")
 		case *plan.DropDB:
 			err = denied(ctx, "DROP", x.DbName, "")
+		case *plan.AlterUser:
+			// The engine lets an account change its own password; this
+			// server's one account is the service's configuration
+			// (WithUser), which no client may change for the others.
+			err = mysql.NewSQLError(ErSpecificAccessDenied, mysql.SSClientError,
+				"Access denied; you need (at least one of) the CREATE USER privilege(s) for this operation (ALTER USER: this server's account is the service's, set with mysqlpfs.WithUser)")
 		}
 		set, ok := n.(*plan.Set)
 		if !ok || err != nil {
@@ -80,19 +88,21 @@ func fileDenied(what string) error {
 		"Access denied; you need (at least one of) the FILE privilege(s) for this operation (%s: this server reads and writes no file)", what)
 }
 
-// anyUserAuth is the engine's authentication, but for one thing: an
+// anyUserAuth is the engine's authentication, but for two things: an
 // unknown user gets ER_ACCESS_DENIED_ERROR (1045), as from MySQL, rather
-// than a handshake error that tells a client the name is wrong.
+// than a handshake error that tells a client the name is wrong; and a
+// connection's handshake deadline (see trackingListener.Accept) is lifted
+// once its client has authenticated.
 type anyUserAuth struct{ mysql.AuthServer }
 
 func (a anyUserAuth) AuthMethods() []mysql.AuthMethod {
 	ms := a.AuthServer.AuthMethods()
 	out := make([]mysql.AuthMethod, len(ms))
 	for i, m := range ms {
-		out[i] = m
 		if m.Name() == mysql.MysqlNativePassword {
-			out[i] = anyUserMethod{m}
+			m = anyUserMethod{m}
 		}
+		out[i] = authedMethod{m}
 	}
 	return out
 }
@@ -109,4 +119,16 @@ func (m anyUserMethod) HandleAuthPluginData(c *mysql.Conn, user string, server, 
 		return nil, mysql.NewSQLError(mysql.ERAccessDeniedError, mysql.SSAccessDeniedError, "Access denied for user '%v'", user)
 	}
 	return g, nil
+}
+
+// authedMethod is an authentication method that lifts the connection's
+// handshake deadline when its client has authenticated.
+type authedMethod struct{ mysql.AuthMethod }
+
+func (m authedMethod) HandleAuthPluginData(c *mysql.Conn, user string, server, client []byte, addr net.Addr) (mysql.Getter, error) {
+	g, err := m.AuthMethod.HandleAuthPluginData(c, user, server, client, addr)
+	if err == nil && g != nil && c.Conn != nil {
+		c.Conn.SetDeadline(time.Time{})
+	}
+	return g, err
 }

@@ -40,6 +40,10 @@ var (
 // version whose performance_schema otelpfs follows.
 const serverVersion = "8.0.36-otelpfs"
 
+// versionComment is @@version_comment, which MySQL's client shows after
+// the version.
+const versionComment = "otelpfs performance_schema"
+
 // A Server serves a schema's performance_schema and sys over the MySQL
 // protocol. Listen starts it; Close stops it.
 type Server struct {
@@ -48,6 +52,8 @@ type Server struct {
 	done    chan struct{}
 	closeMu sync.Mutex
 	closed  bool
+	// closeStatements cancels every running statement's context.
+	closeStatements context.CancelFunc
 }
 
 // Listen serves tables (a *pfscore.Schema, usually pfscore.Default()) over
@@ -111,15 +117,17 @@ func Listen(addr string, tables pfscore.Tables, opts ...Option) (*Server, error)
 			return server.MySQLProtocolListenerFactory(c, lc, sel)
 		},
 	}
-	lh := &limitHandler{timeout: cfg.timeout, rowLimit: cfg.rowLimit, engine: engine}
+	closing, closeStatements := context.WithCancel(context.Background())
+	lh := &limitHandler{timeout: cfg.timeout, rowLimit: cfg.rowLimit, engine: engine, closing: closing}
 	srv, err := server.NewServerWithHandler(scfg, engine, sql.NewContext, sessionBuilder, nil,
 		func(h mysql.Handler) (mysql.Handler, error) { lh.inner = h; return lh, nil })
 	if err != nil {
+		closeStatements()
 		ln.Close()
 		return nil, fmt.Errorf("mysqlpfs: %w", err)
 	}
 	lh.sm = srv.SessionManager() // before the first connection: Accept starts below
-	s := &Server{ln: ln, srv: srv, done: make(chan struct{})}
+	s := &Server{ln: ln, srv: srv, done: make(chan struct{}), closeStatements: closeStatements}
 	go func() {
 		defer close(s.done)
 		srv.Listener.Accept() // returns when the listener is closed
@@ -141,6 +149,7 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	s.closeMu.Unlock()
+	s.closeStatements()
 	s.srv.Listener.Close()
 	s.ln.closeAll()
 	<-s.done
@@ -153,6 +162,9 @@ func (s *Server) Close() error {
 // MySQL's errors). Nothing global: no FILE, no SUPER, no other database.
 func addAccount(db *mysql_db.MySQLDb, user, password string) {
 	db.SetEnabled(true)
+	// Nothing is persisted: without a persister, a statement that edits
+	// the accounts panics after its edit (the guard refuses them all).
+	db.SetPersister(&mysql_db.NoopPersister{})
 	ed := db.Editor()
 	defer ed.Close()
 	ps := mysql_db.NewPrivilegeSet()
@@ -198,8 +210,8 @@ var quietLogger = func() *logrus.Entry {
 
 // sessionBuilder makes a connection's session: its client's account and
 // address, performance_schema as its database unless the client names
-// one, and the quiet logger.
-func sessionBuilder(_ context.Context, c *mysql.Conn, addr string) (sql.Session, error) {
+// one, the quiet logger, and the server's version.
+func sessionBuilder(ctx context.Context, c *mysql.Conn, addr string) (sql.Session, error) {
 	var client sql.Client
 	if u, ok := c.UserData.(sql.MysqlConnectionUser); ok {
 		client.User, client.Address = u.User, u.Host
@@ -208,8 +220,20 @@ func sessionBuilder(_ context.Context, c *mysql.Conn, addr string) (sql.Session,
 	s := sql.NewBaseSessionWithClientServer(addr, client, c.ConnectionID)
 	s.SetLogger(quietLogger)
 	s.SetCurrentDatabase(PerformanceSchema)
+	// VERSION() and @@version say what the handshake says, not the
+	// engine's own version.
+	sctx := sql.NewContext(ctx, sql.WithSession(s))
+	for name, v := range map[string]string{"version": serverVersion, "version_comment": versionComment} {
+		if err := s.InitSessionVariable(sctx, name, v); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
+
+// handshakeTimeout bounds the time from a connection's accept to its
+// client's authentication: MySQL's connect_timeout default.
+const handshakeTimeout = 10 * time.Second
 
 // A trackingListener remembers the connections it accepted, so that Close
 // can close them.
@@ -231,6 +255,11 @@ func (l *trackingListener) Accept() (net.Conn, error) {
 		c.Close()
 		return nil, net.ErrClosed
 	}
+	// A client must authenticate within handshakeTimeout (the deadline is
+	// lifted when it has, see authedMethod): one that connects and stays
+	// silent would otherwise hold one of WithMaxConnections' slots for
+	// ever, before any password.
+	c.SetDeadline(time.Now().Add(handshakeTimeout))
 	tc := &trackedConn{Conn: c, l: l}
 	l.conns[tc] = struct{}{}
 	return tc, nil
