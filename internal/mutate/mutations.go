@@ -29,7 +29,7 @@ var (
 
 // The block of actorsDisconnect that rolls the thread up into its rows.
 const disconnectRollUp = "\ttargets := rows[:1]\n\tif t.acct == nil {\n\t\ttargets = rows[1:]\n\t}\n" +
-	"\tfor _, r := range targets {\n\t\tif r != nil {\n\t\t\tr.rollUp(e, loaded, x, &t.trxStats)\n\t\t}\n\t}\n"
+	"\tfor _, r := range targets {\n\t\tif r != nil {\n\t\t\tr.rollUp(e, stats, x, t.threadCore, &t.trxStats)\n\t\t}\n\t}\n"
 
 // The two loops of truncateSummary: baselines, then epochs.
 const (
@@ -133,16 +133,16 @@ var mutations = []mutation{
 		area: "pfscore", name: "end-split-endmu", race: true, pkgs: pfscorePkgs,
 		desc: "End unlocks endMu between the roll-up and clearing threadObjs",
 		edits: []edit{{"pfscore/thread.go",
-			"s.rollUpEndedLocked(stats, x, &t.trxStats)\n\ts.threadObjs[t.rec.Index()].Store(nil)",
-			"s.rollUpEndedLocked(stats, x, &t.trxStats)\n\ts.endMu.Unlock()\n\ts.endMu.Lock()\n\ts.threadObjs[t.rec.Index()].Store(nil)"}},
+			"s.rollUpEndedLocked(stats, x, t.threadCore, &t.trxStats)\n\ts.threadObjs[t.rec.Index()].Store(nil)",
+			"s.rollUpEndedLocked(stats, x, t.threadCore, &t.trxStats)\n\ts.endMu.Unlock()\n\ts.endMu.Lock()\n\ts.threadObjs[t.rec.Index()].Store(nil)"}},
 	},
 	{
 		area: "pfscore", name: "end-free-before-unlist", race: true, pkgs: pfscorePkgs,
 		desc: "End frees the thread's record before the endMu section unlists it",
 		edits: []edit{
 			{"pfscore/thread.go",
-				"\ts.endMu.Lock()\n\ts.rollUpEndedLocked(stats, x, &t.trxStats)",
-				"\ts.threads.Free(t.rec)\n\ts.endMu.Lock()\n\ts.rollUpEndedLocked(stats, x, &t.trxStats)"},
+				"\ts.endMu.Lock()\n\ts.rollUpEndedLocked(stats, x, t.threadCore, &t.trxStats)",
+				"\ts.threads.Free(t.rec)\n\ts.endMu.Lock()\n\ts.rollUpEndedLocked(stats, x, t.threadCore, &t.trxStats)"},
 			{"pfscore/thread.go",
 				"\ts.memMoveEnd()\n\ts.threads.Free(t.rec)\n",
 				"\ts.memMoveEnd()\n"},
@@ -287,15 +287,15 @@ var mutations = []mutation{
 		area: "pfscore", name: "rollup-no-stmt-counts", pkgs: pfscorePkgs,
 		desc: "an ended thread's statement counters do not roll up into its account, user and host",
 		edits: []edit{{"pfscore/accounts.go",
-			"\tr.addWaits(e, st)\n\taddCounts(&r.stmts, x)\n",
-			"\tr.addWaits(e, st)\n"}},
+			"\taddOwnedCounts(&r.stmts, x, c.stmtUsed.list)\n",
+			""}},
 	},
 	{
 		area: "pfscore", name: "ended-no-trx", pkgs: pfscorePkgs,
 		desc: "an ended thread's transactions leave the global transaction summary",
 		edits: []edit{{"pfscore/accounts.go",
-			"\taddCounts(&s.stmtEnded, x)\n\tfor i := range trx {\n\t\ts.trxEnded[i].addRow(e, trx[i].load(e.tag))\n\t}\n",
-			"\taddCounts(&s.stmtEnded, x)\n"}},
+			"\taddOwnedCounts(&s.stmtEnded, x, c.stmtUsed.list)\n\tfor i := range trx {\n\t\ts.trxEnded[i].addRow(e, trx[i].load(e.tag))\n\t}\n",
+			"\taddOwnedCounts(&s.stmtEnded, x, c.stmtUsed.list)\n"}},
 	},
 	{
 		area: "pfscore", name: "digest-insert-no-recheck", race: true, pkgs: pfscorePkgs,
@@ -406,8 +406,8 @@ var mutations = []mutation{
 		area: "bridge", name: "merged-sum-no-restart", pkgs: bridgePkgs,
 		desc: "a view-merged sum that lost a member goes down under the same StartTime",
 		edits: []edit{{"bridge/views.go",
-			"\t\tcase v < st.last:\n\t\t\tst.start = fresh\n",
-			""}},
+			"\tcase down:\n\t\tst.start = fresh\n",
+			"\tcase down:\n"}},
 	},
 	{
 		area: "bridge", name: "hist-lower-bound", pkgs: bridgePkgs,
@@ -436,5 +436,20 @@ var mutations = []mutation{
 		edits: []edit{{"exporter/traces.go",
 			"\t\tp.finished += uint64(left)\n\t\tclose(p.progress)\n\t\tp.progress = make(chan struct{})\n",
 			""}},
+	},
+	{
+		area: "pfscore", name: "used-stats-unmarked", race: false, pkgs: pfscorePkgs,
+		desc:  "a thread's by-class statistic is written without marking its class used: End never rolls it up",
+		edits: []edit{{"pfscore/thread.go", "\tt.statsUsed.mark(i)\n", ""}},
+	},
+	{
+		area: "pfscore", name: "used-stmt-unmarked", race: false, pkgs: pfscorePkgs,
+		desc:  "a thread's statement counters are written without marking the kind used",
+		edits: []edit{{"pfscore/stmt_stats.go", "\tt.stmtUsed.mark(k)\n", ""}},
+	},
+	{
+		area: "pfscore", name: "used-mem-unmarked", race: false, pkgs: pfscorePkgs,
+		desc:  "a thread's memory allocation is counted without marking the kind used: End never drains it",
+		edits: []edit{{"pfscore/memory.go", "\t\t\tt.memUsed.mark(k)\n", ""}},
 	},
 }

@@ -3,7 +3,8 @@
 // on, the OTLP pipeline exporting every 2 s) against the same handlers
 // built on Go's own types, so that noise cannot flip the sign.
 //
-//	cd bench && go run ./cmd/overhead [-rounds 20] [-requests 2000] [-workers 2]
+//	cd bench && go run ./cmd/overhead [-rounds 20] [-requests 2000] [-workers 2] [-nospans]
+//	cd bench && go run ./cmd/overhead -callgrind [-rounds 2] [-requests 1000]
 //
 // The two variants run in two child processes, each warm and holding its
 // own database, and take turns: in each round both serve the same number
@@ -22,6 +23,10 @@
 // service's work, whoever calls them). The
 // pipeline exports to an OTLP sink in this process, so the Collector's
 // side of the work is not charged to the service.
+//
+// With -callgrind it counts instructions per request instead, each variant
+// under valgrind (see instructions): a measure no other load on the
+// machine can move, of the provider's cost without the pipeline.
 package main
 
 import (
@@ -71,6 +76,7 @@ func run(args []string, out io.Writer) error {
 	fs.StringVar(&c.endpoint, "endpoint", "", "internal: the OTLP sink's address")
 	fs.StringVar(&c.profile, "cpuprofile", "", "internal: where the child writes its CPU profile")
 	fs.StringVar(analyze, "analyze", "", "only print the shares of this CPU profile (of BenchmarkDemoInstrumented, say)")
+	fs.BoolVar(callgrind, "callgrind", false, "count instructions per request under valgrind instead (noise-free; no pipeline)")
 	fs.BoolVar(&c.noSpans, "nospans", false, "export metrics only, no spans")
 	fs.IntVar(topFuncs, "top", 15, "how many of the instrumentation's functions to list")
 	if err := fs.Parse(args); err != nil {
@@ -84,6 +90,9 @@ func run(args []string, out io.Writer) error {
 	}
 	if *analyze != "" {
 		return profileShares(out, *analyze)
+	}
+	if *callgrind {
+		return instructions(c, out)
 	}
 	return parent(c, out)
 }
@@ -376,6 +385,64 @@ func tQuantile975(df int) float64 {
 	return 1.96
 }
 
+// ---- instructions ----
+
+// instructions counts the instructions each variant executes per request,
+// under valgrind's callgrind: the same for the same binary and input
+// whatever else the machine does, so noise cannot flip the comparison.
+// Each variant serves n and then 3n requests in two fresh runs, and the
+// difference over 2n cancels start-up and seeding; with GOMAXPROCS=1 (and
+// no asynchronous preemption, which callgrind's signal handling does not
+// survive) the runtime has no idle spinning to count. The pipeline is off:
+// its intervals are wall time, and under valgrind the service runs about
+// fifty times slower than the timer.
+func instructions(c config, out io.Writer) error {
+	if _, err := exec.LookPath("valgrind"); err != nil {
+		return errors.New("-callgrind needs valgrind (apt-get install valgrind)")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	run := func(variant string, n int) (float64, error) {
+		cmd := exec.Command("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+			self, "-child", variant, "-workers", strconv.Itoa(c.workers))
+		cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1")
+		cmd.Stdin = strings.NewReader(fmt.Sprintf("round %d\nquit\n", n))
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			return 0, fmt.Errorf("valgrind %s: %w\n%s", variant, err, stderr.String())
+		}
+		for _, line := range strings.Split(stderr.String(), "\n") {
+			if _, v, ok := strings.Cut(line, "Collected : "); ok {
+				return strconv.ParseFloat(strings.TrimSpace(v), 64)
+			}
+		}
+		return 0, fmt.Errorf("valgrind %s: no instruction count in its output", variant)
+	}
+	n := c.requests
+	fmt.Fprintf(out, "instructions per request under callgrind: %d and %d requests per run, %d repetitions\n", n, 3*n, c.rounds)
+	var per [2][]float64
+	for r := range c.rounds {
+		for i, v := range []string{"raw", "instrumented"} {
+			lo, err := run(v, n)
+			if err != nil {
+				return err
+			}
+			hi, err := run(v, 3*n)
+			if err != nil {
+				return err
+			}
+			per[i] = append(per[i], (hi-lo)/float64(2*n))
+		}
+		fmt.Fprintf(out, "repetition %d: raw %.0f, instrumented %.0f (%+.1f%%)\n", r+1, per[0][r], per[1][r], (per[1][r]/per[0][r]-1)*100)
+	}
+	raw, inst := median(per[0]), median(per[1])
+	fmt.Fprintf(out, "medians: raw %.0f, instrumented %.0f instructions per request: %+.0f (%+.1f%%)\n", raw, inst, inst-raw, (inst/raw-1)*100)
+	return nil
+}
+
 // ---- the profile ----
 
 // owner classifies a function by its package: "" for the runtime and the
@@ -421,8 +488,9 @@ func packageOf(fn string) string {
 
 // profileShares prints who owns the instrumented child's CPU samples.
 var (
-	topFuncs = new(int)
-	analyze  = new(string)
+	topFuncs  = new(int)
+	analyze   = new(string)
+	callgrind = new(bool)
 )
 
 func profileShares(out io.Writer, path string) error {
