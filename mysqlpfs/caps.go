@@ -63,18 +63,18 @@ var cappedFuncs = map[string]boundFunc{
 	"substring_index": boundSum(1, 0),
 	// JSON values share what they are built of: JSON_ARRAY(@s, @s, ...)
 	// is small in memory and enormous as text; the bound is its text.
-	"json_array":          boundSum(6, 2),
-	"json_object":         boundSum(6, 2),
-	"json_array_append":   boundSum(6, 2),
-	"json_array_insert":   boundSum(6, 2),
-	"json_insert":         boundSum(6, 2),
-	"json_set":            boundSum(6, 2),
-	"json_replace":        boundSum(6, 2),
-	"json_merge":          boundSum(6, 2),
-	"json_merge_patch":    boundSum(6, 2),
-	"json_merge_preserve": boundSum(6, 2),
+	"json_array":          boundJSON,
+	"json_object":         boundJSON,
+	"json_array_append":   boundJSON,
+	"json_array_insert":   boundJSON,
+	"json_insert":         boundJSON,
+	"json_set":            boundJSON,
+	"json_replace":        boundJSON,
+	"json_merge":          boundJSON,
+	"json_merge_patch":    boundJSON,
+	"json_merge_preserve": boundJSON,
 	"json_pretty":         nil,
-	"json_quote":          boundSum(6, 2),
+	"json_quote":          boundJSON,
 	"json_extract":        nil,
 	"json_search":         nil,
 	"json_keys":           nil,
@@ -265,7 +265,7 @@ func jsonSize(v any, budget *int64) {
 	}
 	switch x := v.(type) {
 	case string:
-		*budget -= int64(6*len(x) + 2)
+		*budget -= jsonStringSize(x)
 	case []any:
 		*budget -= 2
 		for _, e := range x {
@@ -281,7 +281,7 @@ func jsonSize(v any, budget *int64) {
 			if *budget <= 0 {
 				return
 			}
-			*budget -= int64(6*len(k) + 6)
+			*budget -= jsonStringSize(k) + 4
 			jsonSize(e, budget)
 		}
 	case sql.JSONWrapper:
@@ -294,6 +294,31 @@ func jsonSize(v any, budget *int64) {
 	default:
 		*budget -= 100
 	}
+}
+
+// jsonStringSize is the size of s as a JSON string, at most: quoted, and
+// each byte that may be escaped as \u00XX counted six.
+func jsonStringSize(s string) int64 {
+	n := int64(len(s)) + 2
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			n += 5
+		}
+	}
+	return n
+}
+
+// boundJSON bounds a JSON function by its arguments' sizes as JSON.
+func boundJSON(_ *sql.Context, args []any, limit int64) int64 {
+	n := int64(2)
+	for _, a := range args {
+		if s, ok := a.(string); ok {
+			n = add(n, jsonStringSize(s)+2)
+		} else {
+			n = add(n, valueSize(a, limit)+2)
+		}
+	}
+	return n
 }
 
 // mul is a*b, or math.MaxInt64 if that overflows or either is negative.
@@ -475,4 +500,110 @@ func boundUncompress(_ *sql.Context, args []any, _ int64) int64 {
 		return 0
 	}
 	return int64(binary.LittleEndian.Uint32(b[:4]))
+}
+
+// JSON_ARRAYAGG and JSON_OBJECTAGG gather references: JSON_ARRAYAGG(@s)
+// over a history table is small in memory and its text, built when the
+// row is sent, is the table's rows times @s. Their results are measured
+// (not built) and NULL past the limit.
+
+// cappedAggregates returns the engine's JSON aggregates, their results
+// bounded by limit bytes.
+func cappedAggregates(limit int64) []sql.Function {
+	var fns []sql.Function
+	for _, f := range function.BuiltIns {
+		name := strings.ToLower(f.FunctionName())
+		if name != "json_arrayagg" && name != "json_objectagg" {
+			continue
+		}
+		fns = append(fns, sql.FunctionN{Name: name, Fn: func(args ...sql.Expression) (sql.Expression, error) {
+			e, err := f.NewInstance(args)
+			if err != nil {
+				return nil, err
+			}
+			a, ok := e.(sql.Aggregation)
+			if !ok {
+				return e, nil
+			}
+			return &cappedAgg{Aggregation: a, name: name, limit: limit}, nil
+		}})
+	}
+	return fns
+}
+
+// A cappedAgg is an aggregate whose result is measured against limit.
+type cappedAgg struct {
+	sql.Aggregation
+	name  string
+	limit int64
+}
+
+func (a *cappedAgg) wrap(e sql.Expression) sql.Expression {
+	if x, ok := e.(sql.Aggregation); ok {
+		return &cappedAgg{Aggregation: x, name: a.name, limit: a.limit}
+	}
+	return e
+}
+
+func (a *cappedAgg) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	e, err := a.Aggregation.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	return a.wrap(e), nil
+}
+
+func (a *cappedAgg) WithId(id sql.ColumnId) sql.IdExpression {
+	return a.wrap(a.Aggregation.WithId(id)).(sql.IdExpression)
+}
+
+func (a *cappedAgg) WithWindow(w *sql.WindowDefinition) sql.WindowAdaptableExpression {
+	return a.wrap(a.Aggregation.WithWindow(w)).(sql.WindowAdaptableExpression)
+}
+
+func (a *cappedAgg) NewBuffer() (sql.AggregationBuffer, error) {
+	b, err := a.Aggregation.NewBuffer()
+	if err != nil {
+		return nil, err
+	}
+	return &cappedBuffer{AggregationBuffer: b, a: a}, nil
+}
+
+func (a *cappedAgg) NewWindowFunction() (sql.WindowFunction, error) {
+	f, err := a.Aggregation.NewWindowFunction()
+	if err != nil {
+		return nil, err
+	}
+	return &cappedWindow{WindowFunction: f, a: a}, nil
+}
+
+func (a *cappedAgg) check(ctx *sql.Context, v any) any {
+	if valueSize(v, a.limit) > a.limit {
+		ctx.Warn(ErWarnAllowedPacketOverflowed,
+			"Result of %s() was larger than max_allowed_packet (%d) - truncated", a.name, a.limit)
+		return nil
+	}
+	return v
+}
+
+type cappedBuffer struct {
+	sql.AggregationBuffer
+	a *cappedAgg
+}
+
+func (b *cappedBuffer) Eval(ctx *sql.Context) (any, error) {
+	v, err := b.AggregationBuffer.Eval(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return b.a.check(ctx, v), nil
+}
+
+type cappedWindow struct {
+	sql.WindowFunction
+	a *cappedAgg
+}
+
+func (w *cappedWindow) Compute(ctx *sql.Context, i sql.WindowInterval, buf sql.WindowBuffer) any {
+	return w.a.check(ctx, w.WindowFunction.Compute(ctx, i, buf))
 }

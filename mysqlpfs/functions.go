@@ -41,6 +41,7 @@ func functions(src pfscore.Tables, maxPacket int64) map[string]sql.Function {
 		sql.FunctionN{Name: "load_file", Fn: func(...sql.Expression) (sql.Expression, error) { return nil, fileDenied("LOAD_FILE") }},
 	}
 	fns = append(fns, cappedFunctions(maxPacket)...)
+	fns = append(fns, cappedAggregates(maxPacket)...)
 	fns = append(fns, sql.Function1{Name: "sum", Fn: newExactSum})
 	m := make(map[string]sql.Function, len(fns))
 	for _, f := range fns {
