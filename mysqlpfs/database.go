@@ -31,7 +31,7 @@ var (
 	_ sql.FunctionProvider = (*provider)(nil)
 )
 
-func newProvider(src pfscore.Tables, changes bool) (*provider, error) {
+func newProvider(src pfscore.Tables, changes bool, maxPacket int64) (*provider, error) {
 	cat, err := src.Catalog()
 	if err != nil {
 		return nil, fmt.Errorf("mysqlpfs: reading the catalog: %w", err)
@@ -43,7 +43,7 @@ func newProvider(src pfscore.Tables, changes bool) (*provider, error) {
 		pfs.names = append(pfs.names, info.Name)
 	}
 	sort.Strings(pfs.names)
-	return &provider{pfs: pfs, sys: newSysDatabase(pfs), funcs: functions(src)}, nil
+	return &provider{pfs: pfs, sys: newSysDatabase(pfs), funcs: functions(src, maxPacket)}, nil
 }
 
 func (p *provider) Database(_ *sql.Context, name string) (sql.Database, error) {

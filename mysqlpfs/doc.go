@@ -71,7 +71,12 @@
 // are left out; statement_analysis adds p95_latency and processlist
 // trace_id. The functions are format_pico_time (and sys 1.5's
 // format_time), format_bytes, format_statement, ps_thread_id and
-// ps_current_thread_id, called with or without the sys. prefix.
+// ps_current_thread_id, called with or without the sys. prefix. An x$
+// view is named as in MySQL, unquoted (sys.x$statement_analysis) or in
+// backquotes: the server quotes an unquoted identifier with a '$' before
+// the engine's parser, which takes none, reads the statement. SUM of an
+// integer column is an exact DECIMAL, as in MySQL, so the x$ views' sums
+// of picoseconds and bytes are whole numbers, exact past 2^53.
 //
 // # Safety
 //
@@ -89,7 +94,16 @@
 // limit (WithRowLimit; ER_TOO_BIG_SELECT, 1104), and at most
 // WithMaxConnections connections are served at once; a client that has
 // not authenticated 10 seconds after connecting (MySQL's
-// connect_timeout) is disconnected. The protocol is not encrypted.
+// connect_timeout) is disconnected. No value a statement builds passes
+// max_allowed_packet (WithMaxAllowedPacket, 16 MiB by default, read-only
+// for a client): REPEAT, LPAD, RPAD, SPACE, REPLACE, REGEXP_REPLACE,
+// CONCAT, CONCAT_WS, HEX, TO_BASE64, FORMAT, UNCOMPRESS, the JSON
+// functions that build documents, JSON_ARRAYAGG and JSON_OBJECTAGG give
+// NULL with warning 1301 (ER_WARN_ALLOWED_PACKET_OVERFLOWED) for a result
+// that would be longer, as in MySQL, the bound taken from their arguments
+// before the engine builds the result; GROUP_CONCAT with a
+// group_concat_max_len past max_allowed_packet is refused with 1153. The
+// protocol is not encrypted.
 //
 // # Concurrency
 //

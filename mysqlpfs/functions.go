@@ -6,6 +6,11 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/otelpfs/otelpfs/pfscore"
@@ -21,8 +26,9 @@ import (
 // statementTruncateLen is sys's @sys.statement_truncate_len default.
 const statementTruncateLen = 64
 
-// functions returns the functions, reading threads from src.
-func functions(src pfscore.Tables) map[string]sql.Function {
+// functions returns the functions, reading threads from src, and the
+// engine's string functions bounded by maxPacket (see caps.go).
+func functions(src pfscore.Tables, maxPacket int64) map[string]sql.Function {
 	fns := []sql.Function{
 		sql.Function1{Name: "format_pico_time", Fn: unary("format_pico_time", longText, false, formatPicoTime)},
 		sql.Function1{Name: "format_time", Fn: unary("format_time", longText, false, formatPicoTime)},
@@ -34,6 +40,9 @@ func functions(src pfscore.Tables) map[string]sql.Function {
 		// refuses, as MySQL does without the FILE privilege.
 		sql.FunctionN{Name: "load_file", Fn: func(...sql.Expression) (sql.Expression, error) { return nil, fileDenied("LOAD_FILE") }},
 	}
+	fns = append(fns, cappedFunctions(maxPacket)...)
+	fns = append(fns, cappedAggregates(maxPacket)...)
+	fns = append(fns, sql.Function1{Name: "sum", Fn: newExactSum})
 	m := make(map[string]sql.Function, len(fns))
 	for _, f := range fns {
 		m[f.FunctionName()] = f
@@ -201,4 +210,120 @@ func (n nullUint) WithChildren(c ...sql.Expression) (sql.Expression, error) {
 		return nil, sql.ErrInvalidChildrenNumber.New(n, len(c), 0)
 	}
 	return n, nil
+}
+
+// newExactSum is SUM as MySQL computes it: exactly, as a DECIMAL, for an
+// integer argument (the engine sums everything else, integers included,
+// in a float64, which loses digits past 2^53 and prints 5.867376e+06).
+// A floating-point argument is summed as a float64, as in MySQL.
+func newExactSum(e sql.Expression) sql.Expression {
+	if d, ok := e.(*expression.DistinctExpression); ok {
+		if types.IsInteger(d.Child.Type()) {
+			return aggregation.NewSum(expression.NewDistinctExpression(&exactInt{d.Child}))
+		}
+		return aggregation.NewSum(e)
+	}
+	if types.IsInteger(e.Type()) {
+		return aggregation.NewSum(&exactInt{e})
+	}
+	return aggregation.NewSum(e)
+}
+
+// sumType is the type of an integer's SUM: MySQL's DECIMAL(65,0) at most.
+var sumType = types.MustCreateDecimalType(65, 0)
+
+// An exactInt is an integer argument of SUM as a DECIMAL, which the
+// engine sums exactly.
+type exactInt struct{ child sql.Expression }
+
+var _ sql.CollationCoercible = (*exactInt)(nil)
+
+func (x *exactInt) Resolved() bool             { return x.child.Resolved() }
+func (x *exactInt) String() string             { return x.child.String() }
+func (x *exactInt) Type() sql.Type             { return sumType }
+func (x *exactInt) IsNullable() bool           { return x.child.IsNullable() }
+func (x *exactInt) Children() []sql.Expression { return []sql.Expression{x.child} }
+func (x *exactInt) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	if len(children) != 1 {
+		return nil, sql.ErrInvalidChildrenNumber.New(x, len(children), 1)
+	}
+	return &exactInt{children[0]}, nil
+}
+func (x *exactInt) CollationCoercibility(*sql.Context) (sql.CollationID, byte) {
+	return sql.Collation_binary, 5
+}
+func (x *exactInt) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := x.child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	d, _, err := sumType.Convert(ctx, v)
+	return d, err
+}
+
+// exactSumsID names the analyzer rule exactSums.
+const exactSumsID analyzer.RuleId = 1_001
+
+// exactSums is an analyzer rule that gives the engine's references to an
+// exact SUM (newExactSum) the SUM's type: the engine's plan builder types
+// every SUM column a DOUBLE, whatever the SUM computes, and the value
+// would be sent as one. References through aliases and derived tables
+// (the sys views) are typed too.
+func exactSums(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	exact := map[sql.ColumnId]bool{}
+	isExact := func(e sql.Expression) bool {
+		s, ok := e.(*aggregation.Sum)
+		if !ok {
+			return false
+		}
+		c := s.Child
+		if d, ok := c.(*expression.DistinctExpression); ok {
+			c = d.Child
+		}
+		_, ok = c.(*exactInt)
+		return ok
+	}
+	found := false
+	transform.InspectExpressions(n, func(e sql.Expression) bool {
+		found = found || isExact(e)
+		return !found
+	})
+	if !found {
+		return n, transform.SameTree, nil
+	}
+	return transform.NodeWithOpaque(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+		if sq, ok := n.(*plan.SubqueryAlias); ok {
+			// The derived table's columns, in its schema's order.
+			sch := sq.Child.Schema()
+			i := 0
+			sq.Columns().ForEach(func(id sql.ColumnId) {
+				if i < len(sch) && types.IsDecimal(sch[i].Type) {
+					exact[id] = true
+				}
+				i++
+			})
+			return n, transform.SameTree, nil
+		}
+		transform.InspectExpressions(n, func(e sql.Expression) bool {
+			if id, ok := e.(sql.IdExpression); ok && isExact(e) {
+				exact[id.Id()] = true
+			}
+			return true
+		})
+		return transform.OneNodeExprsWithNode(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+			switch x := e.(type) {
+			case *expression.GetField:
+				if exact[x.Id()] && types.IsFloat(x.Type()) {
+					return expression.NewGetFieldWithTable(x.Index(), int(x.TableId()), sumType, x.Database(), x.Table(), x.Name(), x.IsNullable()).WithId(x.Id()).(sql.Expression), transform.NewTree, nil
+				}
+			case *expression.Alias:
+				if types.IsDecimal(x.Child.Type()) && x.Id() != 0 {
+					if gf, ok := x.Child.(*expression.GetField); ok && exact[gf.Id()] {
+						exact[x.Id()] = true
+					}
+				}
+			}
+			return e, transform.SameTree, nil
+		})
+	})
 }

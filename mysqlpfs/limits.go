@@ -118,6 +118,7 @@ var sqlStates = map[int]string{
 }
 
 func (h *limitHandler) ComQuery(ctx context.Context, conn *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
+	query = quoteDollarIdents(query)
 	ctx, cancel := h.start(ctx)
 	defer cancel()
 	c := &counter{limit: h.rowLimit}
@@ -131,6 +132,7 @@ func (h *limitHandler) ComQuery(ctx context.Context, conn *mysql.Conn, query str
 }
 
 func (h *limitHandler) ComMultiQuery(ctx context.Context, conn *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
+	query = quoteDollarIdents(query)
 	ctx, cancel := h.start(ctx)
 	defer cancel()
 	c := &counter{limit: h.rowLimit}
@@ -144,6 +146,10 @@ func (h *limitHandler) ComMultiQuery(ctx context.Context, conn *mysql.Conn, quer
 }
 
 func (h *limitHandler) ComPrepare(ctx context.Context, conn *mysql.Conn, query string, prepare *mysql.PrepareData) ([]*querypb.Field, error) {
+	query = quoteDollarIdents(query)
+	if prepare != nil {
+		prepare.PrepareStmt = quoteDollarIdents(prepare.PrepareStmt)
+	}
 	ctx, cancel := h.start(ctx)
 	defer cancel()
 	fields, err := h.inner.ComPrepare(ctx, conn, query, prepare)

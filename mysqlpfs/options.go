@@ -21,6 +21,9 @@ const (
 	// DefaultMaxConnections bounds the connections served at once unless
 	// WithMaxConnections says otherwise.
 	DefaultMaxConnections = 16
+	// DefaultMaxAllowedPacket bounds each value a statement builds unless
+	// WithMaxAllowedPacket says otherwise: 16 MiB.
+	DefaultMaxAllowedPacket = 16 << 20
 )
 
 // An Option configures Listen.
@@ -35,14 +38,16 @@ type config struct {
 	rowLimit       int
 	remote         bool
 	maxConns       int
+	maxPacket      int64
 }
 
 func newConfig(opts []Option) config {
 	c := config{
-		user:     DefaultUser,
-		timeout:  DefaultQueryTimeout,
-		rowLimit: DefaultRowLimit,
-		maxConns: DefaultMaxConnections,
+		user:      DefaultUser,
+		timeout:   DefaultQueryTimeout,
+		rowLimit:  DefaultRowLimit,
+		maxConns:  DefaultMaxConnections,
+		maxPacket: DefaultMaxAllowedPacket,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -105,4 +110,16 @@ func WithMaxConnections(n int) Option {
 // By default, Listen serves only on loopback addresses.
 func WithRemoteAccess(allowed bool) Option {
 	return optionFunc(func(c config) config { c.remote = allowed; return c })
+}
+
+// WithMaxAllowedPacket bounds, in bytes, the values a statement builds,
+// and is the server's max_allowed_packet: a string function (REPEAT,
+// LPAD, RPAD, SPACE, REPLACE, REGEXP_REPLACE, CONCAT, CONCAT_WS, JSON_ARRAY
+// ...) whose result would be longer is NULL, with warning 1301
+// (ER_WARN_ALLOWED_PACKET_OVERFLOWED), as in MySQL, and the server never
+// builds it; GROUP_CONCAT with a group_concat_max_len past it is refused.
+// n is taken between 1 KiB and 1 GiB (MySQL's bounds). By default,
+// DefaultMaxAllowedPacket (16 MiB).
+func WithMaxAllowedPacket(n int64) Option {
+	return optionFunc(func(c config) config { c.maxPacket = min(max(n, 1024), 1<<30); return c })
 }

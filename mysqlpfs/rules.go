@@ -1,14 +1,18 @@
 package mysqlpfs
 
 import (
+	"errors"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 )
 
@@ -33,6 +37,11 @@ const guardID analyzer.RuleId = 1_000
 // the other way to a file, is shadowed by a function that refuses it:
 // see functions.go.)
 func guard(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	if hasGroupConcat(n) {
+		if err := groupConcatTooLong(ctx); err != nil {
+			return n, transform.SameTree, err
+		}
+	}
 	var err error
 	transform.Inspect(n, func(n sql.Node) bool {
 		if err != nil {
@@ -70,6 +79,13 @@ func guard(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ 
 			if !ok {
 				continue
 			}
+			if strings.EqualFold(sv.Name, "max_allowed_packet") {
+				// The bound of what a statement builds (caps.go): MySQL's
+				// session value is read-only too.
+				err = mysql.NewSQLError(ErVariableIsReadonly, mysql.SSUnknownSQLState,
+					"SESSION variable 'max_allowed_packet' is read-only (this server's is mysqlpfs.WithMaxAllowedPacket)")
+				return false
+			}
 			if sc, ok := sv.Scope.(*sql.MysqlScope); !ok || sc.Type != sql.SystemVariableScope_Session {
 				err = mysql.NewSQLError(ErSpecificAccessDenied, mysql.SSClientError,
 					"Access denied; you need (at least one of) the SUPER or SYSTEM_VARIABLES_ADMIN privilege(s) for this operation (SET GLOBAL %s: this server lets a client set session variables only)", sv.Name)
@@ -79,6 +95,47 @@ func guard(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ 
 		return true
 	})
 	return n, transform.SameTree, err
+}
+
+// ErVariableIsReadonly is ER_VARIABLE_IS_READONLY.
+const ErVariableIsReadonly = 1621
+
+// groupConcatTooLong refuses a GROUP_CONCAT in n when the session's
+// group_concat_max_len, which the engine's GROUP_CONCAT takes as its
+// bound, passes max_allowed_packet: the engine does not stop there, and
+// the plan's GROUP_CONCAT took the session's value when it was built,
+// just before this rule.
+func groupConcatTooLong(ctx *sql.Context) error {
+	gc, err1 := ctx.GetSessionVariable(ctx, "group_concat_max_len")
+	mp, err2 := ctx.GetSessionVariable(ctx, "max_allowed_packet")
+	if err1 != nil || err2 != nil {
+		return errors.Join(err1, err2)
+	}
+	g, _, _ := types.Uint64.Convert(ctx, gc)
+	m, _, _ := types.Uint64.Convert(ctx, mp)
+	if g, ok := g.(uint64); ok {
+		if m, ok := m.(uint64); ok && g <= m {
+			return nil
+		}
+	}
+	return mysql.NewSQLError(mysql.ERNetPacketTooLarge, mysql.SSNetError,
+		"GROUP_CONCAT: group_concat_max_len (%v) is larger than max_allowed_packet (%v): lower it", gc, mp)
+}
+
+// hasGroupConcat reports whether n, its subqueries included, has a
+// GROUP_CONCAT.
+func hasGroupConcat(n sql.Node) bool {
+	found := false
+	transform.InspectExpressions(n, func(e sql.Expression) bool {
+		switch x := e.(type) {
+		case *aggregation.GroupConcat:
+			found = true
+		case *plan.Subquery:
+			found = found || x.Query != nil && hasGroupConcat(x.Query)
+		}
+		return !found
+	})
+	return found
 }
 
 // fileDenied is MySQL's refusal of a statement that needs the FILE

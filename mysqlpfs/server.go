@@ -87,11 +87,11 @@ func Listen(addr string, tables pfscore.Tables, opts ...Option) (*Server, error)
 		return nil, fmt.Errorf("%w: give one with mysqlpfs.WithUser", ErrNoPassword)
 	}
 
-	pro, err := newProvider(tables, cfg.changes)
+	pro, err := newProvider(tables, cfg.changes, cfg.maxPacket)
 	if err != nil {
 		return nil, err
 	}
-	engine := sqle.New(analyzer.NewBuilder(pro).AddPreAnalyzeRule(guardID, guard).Build(), &sqle.Config{})
+	engine := sqle.New(analyzer.NewBuilder(pro).AddPreAnalyzeRule(guardID, guard).AddPreAnalyzeRule(exactSumsID, exactSums).Build(), &sqle.Config{})
 	addAccount(engine.Analyzer.Catalog.MySQLDb, cfg.user, cfg.password)
 
 	nl, err := net.Listen("tcp", addr)
@@ -119,7 +119,7 @@ func Listen(addr string, tables pfscore.Tables, opts ...Option) (*Server, error)
 	}
 	closing, closeStatements := context.WithCancel(context.Background())
 	lh := &limitHandler{timeout: cfg.timeout, rowLimit: cfg.rowLimit, engine: engine, closing: closing}
-	srv, err := server.NewServerWithHandler(scfg, engine, sql.NewContext, sessionBuilder, nil,
+	srv, err := server.NewServerWithHandler(scfg, engine, sql.NewContext, sessionBuilder(cfg.maxPacket), nil,
 		func(h mysql.Handler) (mysql.Handler, error) { lh.inner = h; return lh, nil })
 	if err != nil {
 		closeStatements()
@@ -210,25 +210,27 @@ var quietLogger = func() *logrus.Entry {
 
 // sessionBuilder makes a connection's session: its client's account and
 // address, performance_schema as its database unless the client names
-// one, the quiet logger, and the server's version.
-func sessionBuilder(ctx context.Context, c *mysql.Conn, addr string) (sql.Session, error) {
-	var client sql.Client
-	if u, ok := c.UserData.(sql.MysqlConnectionUser); ok {
-		client.User, client.Address = u.User, u.Host
-	}
-	client.Capabilities = c.Capabilities
-	s := sql.NewBaseSessionWithClientServer(addr, client, c.ConnectionID)
-	s.SetLogger(quietLogger)
-	s.SetCurrentDatabase(PerformanceSchema)
-	// VERSION() and @@version say what the handshake says, not the
-	// engine's own version.
-	sctx := sql.NewContext(ctx, sql.WithSession(s))
-	for name, v := range map[string]string{"version": serverVersion, "version_comment": versionComment} {
-		if err := s.InitSessionVariable(sctx, name, v); err != nil {
-			return nil, err
+// one, the quiet logger, the server's version, and its max_allowed_packet.
+func sessionBuilder(maxPacket int64) server.SessionBuilder {
+	return func(ctx context.Context, c *mysql.Conn, addr string) (sql.Session, error) {
+		var client sql.Client
+		if u, ok := c.UserData.(sql.MysqlConnectionUser); ok {
+			client.User, client.Address = u.User, u.Host
 		}
+		client.Capabilities = c.Capabilities
+		s := sql.NewBaseSessionWithClientServer(addr, client, c.ConnectionID)
+		s.SetLogger(quietLogger)
+		s.SetCurrentDatabase(PerformanceSchema)
+		// VERSION() and @@version say what the handshake says, not the
+		// engine's own version.
+		sctx := sql.NewContext(ctx, sql.WithSession(s))
+		for name, v := range map[string]any{"version": serverVersion, "version_comment": versionComment, "max_allowed_packet": maxPacket} {
+			if err := s.InitSessionVariable(sctx, name, v); err != nil {
+				return nil, err
+			}
+		}
+		return s, nil
 	}
-	return s, nil
 }
 
 // handshakeTimeout bounds the time from a connection's accept to its
