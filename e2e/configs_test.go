@@ -243,7 +243,7 @@ func TestShippedConfigsRun(t *testing.T) {
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			v, err := scrape(prom, "pfs_events_waits_count_total",
-				map[string]string{"pfs_event_name": "wait/synch/mutex/demo/cache", "job": "otelpfs-demo"})
+				map[string]string{"pfs_event_name": "wait/synch/mutex/demo/note_cache", "job": "otelpfs-demo"})
 			if err == nil && v > 0 {
 				break
 			}

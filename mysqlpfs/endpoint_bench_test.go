@@ -14,8 +14,8 @@ import (
 
 // demoClasses are the instrument classes of examples/demo.
 var demoClasses = []string{
-	"wait/synch/mutex/demo/cache", "wait/synch/mutex/demo/log", "wait/synch/rwlock/demo/config",
-	"wait/io/file/demo/log", "wait/io/socket/demo/client", "wait/io/socket/demo/server",
+	"wait/synch/mutex/demo/note_cache", "wait/synch/mutex/demo/journal", "wait/synch/rwlock/demo/config",
+	"wait/io/file/demo/journal", "wait/io/socket/demo/api_listener", "wait/io/socket/demo/api_connection",
 }
 
 // BenchmarkSQLEndpointSelect is SELECT * FROM
@@ -115,7 +115,7 @@ func BenchmarkMutexTimedDuringSQLSelect(b *testing.B) {
 			}
 			th := s.NewThread(s.MustRegister("thread/demo/worker"), pfscore.ThreadOptions{})
 			defer th.End()
-			m := s.NewSyncInstance(s.MustRegister("wait/synch/mutex/demo/cache"), "bench")
+			m := s.NewSyncInstance(s.MustRegister("wait/synch/mutex/demo/note_cache"), "bench")
 			srv, err := mysqlpfs.Listen("127.0.0.1:0", s, mysqlpfs.WithUser("pfs", "bench"))
 			if err != nil {
 				b.Fatal(err)
