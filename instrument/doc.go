@@ -132,7 +132,9 @@
 //
 // # Cost
 //
-// A disabled instrument costs under a nanosecond over the raw operation. An
+// A disabled instrument costs a few nanoseconds over the raw operation
+// (about 7 ns for a Mutex's Lock and Unlock on a 2.8 GHz VM: two calls that
+// are not inlined and one atomic load of the class's switch). An
 // enabled, timed wait with a thread (current row, per-thread, per-instance
 // and global summaries) costs about 25 ns over it on a 2.6 GHz machine
 // (about 65 TSC cycles), and about 55 ns with both history consumers on;
