@@ -219,19 +219,16 @@ func instrumentedKit(s *pfscore.Schema, dsn, journalPath string, user func(*http
 		cacheMem:    instrumentedAccountant{instrument.NewMemoryClass(cacheMemName, in)},
 		stages:      func(ctx context.Context, st stage) { stages[st].Start(ctx) },
 		wrap: func(h http.Handler) http.Handler {
-			h = pfshttp.Handler(h, pfshttp.WithSchema(s), pfshttp.WithUser(user))
 			// The caller's trace context, as OpenTelemetry's HTTP handler
-			// would put it in the request's context (outside pfshttp's,
-			// which must see the request the mux routes): with
+			// would put it in the request's context, added in the copy of
+			// the request pfshttp makes for its thread: with
 			// instrument.SetTraceHook(bridge.TraceContext), statements
 			// record it, and their spans join the caller's trace.
 			var prop propagation.TraceContext
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if ctx := prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header)); ctx != r.Context() {
-					r = r.WithContext(ctx)
-				}
-				h.ServeHTTP(w, r)
-			})
+			return pfshttp.Handler(h, pfshttp.WithSchema(s), pfshttp.WithUser(user),
+				pfshttp.WithContext(func(r *http.Request) context.Context {
+					return prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+				}))
 		},
 		close: func() error { return closeBoth(raw.Close(), f.Close()) },
 	}, nil

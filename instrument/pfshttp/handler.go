@@ -2,6 +2,7 @@ package pfshttp
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -53,6 +54,7 @@ func Handler(next http.Handler, opts ...Option) http.Handler {
 		user:    c.user,
 		host:    c.host,
 		route:   c.route,
+		ctx:     c.ctx,
 	}
 }
 
@@ -61,6 +63,7 @@ type handler struct {
 	threads           *instrument.ThreadClass
 	stmts             *instrument.StatementClass
 	user, host, route func(*http.Request) string
+	ctx               func(*http.Request) context.Context
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -73,7 +76,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		host = remoteIP(r.RemoteAddr)
 	}
-	ctx, t := h.threads.StartCtx(r.Context(), user, host)
+	base := r.Context()
+	if h.ctx != nil {
+		if c := h.ctx(r); c != nil {
+			base = c
+		}
+	}
+	ctx, t := h.threads.StartCtx(base, user, host)
 	r = r.WithContext(ctx)
 	// The method stands for the text until the route is known:
 	// http.ServeMux sets r.Pattern on the *Request it is given, in place,

@@ -1,6 +1,7 @@
 package pfshttp
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/otelpfs/otelpfs/pfscore"
@@ -25,6 +26,7 @@ type config struct {
 	schema                         *pfscore.Schema
 	threadClass, stmtClass, connTh string
 	user, host, route              func(*http.Request) string
+	ctx                            func(*http.Request) context.Context
 }
 
 func newConfig(opts []Option) config {
@@ -64,6 +66,22 @@ func WithHost(f func(*http.Request) string) Option { return func(c *config) { c.
 // events_statements_summary_by_digest per distinct text. An empty result
 // is taken as "(unmatched)", the default.
 func WithRoute(f func(*http.Request) string) Option { return func(c *config) { c.route = f } }
+
+// WithContext sets the function that derives a request's context before
+// Handler adds the request's thread to it, so that both reach the handler
+// in the one copy of the request Handler makes: OpenTelemetry's
+// propagation, for instance, which would otherwise be middleware of its own
+// copying the request again.
+//
+//	var prop propagation.TraceContext
+//	pfshttp.WithContext(func(r *http.Request) context.Context {
+//		return prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+//	})
+//
+// By default, and when f returns nil, the context is r.Context().
+func WithContext(f func(*http.Request) context.Context) Option {
+	return func(c *config) { c.ctx = f }
+}
 
 // WithThreadClass sets the thread class of the requests (by default
 // DefaultThreadClass).

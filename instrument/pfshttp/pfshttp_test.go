@@ -635,3 +635,34 @@ func TestTraceAndHost(t *testing.T) {
 		t.Errorf("SQL_TEXT %v", r["SQL_TEXT"])
 	}
 }
+
+// WithContext's context reaches the handler with the request's thread in
+// it; a nil result leaves the request's own.
+func TestWithContext(t *testing.T) {
+	s := newSchema(t)
+	type key struct{}
+	var got []string
+	var threads int
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v, _ := r.Context().Value(key{}).(string)
+		got = append(got, v)
+		if instrument.ThreadFromContext(r.Context()) != nil {
+			threads++
+		}
+	})
+	derive := func(r *http.Request) context.Context {
+		if r.URL.Path == "/nil" {
+			return nil
+		}
+		return context.WithValue(r.Context(), key{}, r.Header.Get("X-Caller"))
+	}
+	hh := pfshttp.Handler(h, pfshttp.WithSchema(s), pfshttp.WithContext(derive))
+	for _, path := range []string{"/a", "/nil"} {
+		req := httptest.NewRequest("GET", path, nil)
+		req.Header.Set("X-Caller", "upstream")
+		hh.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	if len(got) != 2 || got[0] != "upstream" || got[1] != "" || threads != 2 {
+		t.Errorf("the handler saw %q with %d threads; want [upstream \"\"] and 2", got, threads)
+	}
+}
