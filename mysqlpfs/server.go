@@ -118,7 +118,8 @@ func Listen(addr string, tables pfscore.Tables, opts ...Option) (*Server, error)
 		},
 	}
 	closing, closeStatements := context.WithCancel(context.Background())
-	lh := &limitHandler{timeout: cfg.timeout, rowLimit: cfg.rowLimit, engine: engine, closing: closing}
+	lh := &limitHandler{timeout: cfg.timeout, rowLimit: cfg.rowLimit, engine: engine, closing: closing,
+		dog: newWatchdog(cfg.memLimit), memLimit: cfg.memLimit}
 	srv, err := server.NewServerWithHandler(scfg, engine, sql.NewContext, sessionBuilder(cfg.maxPacket), nil,
 		func(h mysql.Handler) (mysql.Handler, error) { lh.inner = h; return lh, nil })
 	if err != nil {
