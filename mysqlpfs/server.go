@@ -54,6 +54,7 @@ type Server struct {
 	closed  bool
 	// closeStatements cancels every running statement's context.
 	closeStatements context.CancelFunc
+	dog             *watchdog
 }
 
 // Listen serves tables (a *pfscore.Schema, usually pfscore.Default()) over
@@ -128,7 +129,7 @@ func Listen(addr string, tables pfscore.Tables, opts ...Option) (*Server, error)
 		return nil, fmt.Errorf("mysqlpfs: %w", err)
 	}
 	lh.sm = srv.SessionManager() // before the first connection: Accept starts below
-	s := &Server{ln: ln, srv: srv, done: make(chan struct{}), closeStatements: closeStatements}
+	s := &Server{ln: ln, srv: srv, done: make(chan struct{}), closeStatements: closeStatements, dog: lh.dog}
 	go func() {
 		defer close(s.done)
 		srv.Listener.Accept() // returns when the listener is closed

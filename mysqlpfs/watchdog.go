@@ -135,3 +135,10 @@ func (w *watchdog) loop() {
 		w.mu.Unlock()
 	}
 }
+
+// running returns the number of statements running.
+func (w *watchdog) running() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.stmts)
+}
