@@ -11,6 +11,7 @@ import (
 
 	sqle "github.com/dolthub/go-mysql-server"
 	"github.com/dolthub/go-mysql-server/server"
+	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
@@ -176,7 +177,7 @@ func (h *limitHandler) ComPrepare(ctx context.Context, conn *mysql.Conn, query s
 	}
 	ctx, cancel := h.start(ctx, conn)
 	defer cancel()
-	fields, err := h.inner.ComPrepare(ctx, conn, query, prepare)
+	fields, err := h.prepare(ctx, conn, query)
 	return fields, h.finish(ctx, &counter{}, err)
 }
 
@@ -213,9 +214,12 @@ func (h *limitHandler) ConnectionClosed(c *mysql.Conn) {
 func (h *limitHandler) ConnectionAborted(c *mysql.Conn, reason string) error {
 	return h.inner.ConnectionAborted(c, reason)
 }
+
+// ComInitDB is the engine's, but for its log line for a database that
+// cannot be selected.
 func (h *limitHandler) ComInitDB(c *mysql.Conn, schemaName string) error {
-	err := h.inner.ComInitDB(c, schemaName)
-	if err != nil {
+	if err := h.sm.SetDB(context.Background(), c, schemaName); err != nil {
+		err = sql.CastSQLError(err)
 		return h.finish(context.Background(), &counter{}, err)
 	}
 	return nil
