@@ -94,7 +94,23 @@
 // limit (WithRowLimit; ER_TOO_BIG_SELECT, 1104), and at most
 // WithMaxConnections connections are served at once; a client that has
 // not authenticated 10 seconds after connecting (MySQL's
-// connect_timeout) is disconnected. No value a statement builds passes
+// connect_timeout) is disconnected. While statements run, the server
+// samples the Go heap every 5 ms and cancels, with ER_QUERY_INTERRUPTED
+// (1317), each statement under which the heap has grown more than
+// WithQueryMemoryLimit (256 MiB by default) past its garbage collection
+// goal when the statement began: the engine holds the rows it sorts,
+// groups, deduplicates and joins in buffers of its own, which no count of
+// the tables' rows bounds (a sort of a cross join of three 3,000-row
+// history tables grows the heap some 150 MiB a second), while the heap is
+// what the limit protects, and the engine's iterators stop within
+// milliseconds of their cancellation. The heap is the process's: a
+// statement that runs while the service itself grows its heap that much
+// is cancelled too. A statement whose client closes its connection is
+// cancelled within 50 ms (on Linux and the BSDs, macOS among them). The
+// engine's log lines a client can cause (failed logins, handshakes that
+// are not MySQL's, statements that fail) go to logrus's standard logger,
+// the service's, at most 10 at once and then one every 6 seconds, with a
+// count of those left out. No value a statement builds passes
 // max_allowed_packet (WithMaxAllowedPacket, 16 MiB by default, read-only
 // for a client): REPEAT, LPAD, RPAD, SPACE, REPLACE, REGEXP_REPLACE,
 // CONCAT, CONCAT_WS, HEX, TO_BASE64, FORMAT, UNCOMPRESS, the JSON
@@ -126,7 +142,9 @@
 //     tells the two apart by the statement's first word, so a TRUNCATE run
 //     through PREPARE and EXECUTE is taken for a DELETE (refused but on
 //     setup_actors and setup_objects).
-//   - The engine logs through logrus's standard logger in two places this
-//     package cannot reach: a client that disconnects mid-statement, and
-//     Close while clients are connected.
+//   - The memory limit counts from the heap's garbage collection goal,
+//     which may be up to the limit past its size, and is checked every
+//     5 ms: the heap may grow by up to twice the limit, and by what the
+//     engine allocates between two checks, before a statement is
+//     cancelled.
 package mysqlpfs

@@ -40,6 +40,9 @@ const (
 	// ErTooBigSelect is ER_TOO_BIG_SELECT: the result has more rows than
 	// WithRowLimit allows.
 	ErTooBigSelect = mysql.ERTooBigSelect
+	// ErQueryInterrupted is ER_QUERY_INTERRUPTED: the statements running
+	// grew the heap past WithQueryMemoryLimit, and were cancelled.
+	ErQueryInterrupted = mysql.ERQueryInterrupted
 )
 
 // denied returns ER_TABLEACCESS_DENIED_ERROR for command (UPDATE, INSERT,

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	sqle "github.com/dolthub/go-mysql-server"
 	"github.com/dolthub/go-mysql-server/server"
+	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
@@ -33,6 +35,10 @@ type limitHandler struct {
 	// closing is cancelled by Server.Close: every statement's context
 	// ends with it.
 	closing context.Context
+	// dog cancels the statements that grow the heap past the memory
+	// limit, and those whose client has gone.
+	dog      *watchdog
+	memLimit int64
 }
 
 var _ mysql.Handler = (*limitHandler)(nil)
@@ -44,18 +50,34 @@ var errTimeout = errors.New("mysqlpfs: query timeout")
 // errRowLimit is what the result callback returns past the row limit.
 var errRowLimit = errors.New("mysqlpfs: row limit")
 
-func (h *limitHandler) start(ctx context.Context) (context.Context, context.CancelFunc) {
+func (h *limitHandler) start(ctx context.Context, conn *mysql.Conn) (context.Context, context.CancelFunc) {
+	ctx, cancelCause := context.WithCancelCause(ctx)
 	var cancel context.CancelFunc
 	if h.timeout <= 0 {
 		ctx, cancel = context.WithCancel(ctx)
 	} else {
 		ctx, cancel = context.WithTimeoutCause(ctx, h.timeout, errTimeout)
 	}
-	if h.closing == nil {
-		return ctx, cancel
+	stops := []func() bool{}
+	if h.closing != nil {
+		stops = append(stops, context.AfterFunc(h.closing, cancel))
 	}
-	stop := context.AfterFunc(h.closing, cancel)
-	return ctx, func() { stop(); cancel() }
+	unwatch := func() {}
+	if h.dog != nil {
+		var nc net.Conn
+		if conn != nil {
+			nc = conn.Conn
+		}
+		unwatch = h.dog.watch(cancelCause, nc)
+	}
+	return ctx, func() {
+		unwatch()
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
+		cancelCause(nil)
+	}
 }
 
 // A counter counts one statement's result rows against the limit.
@@ -82,6 +104,9 @@ func (h *limitHandler) finish(ctx context.Context, c *counter, err error) error 
 	case c.over.Load():
 		return mysql.NewSQLError(ErTooBigSelect, mysql.SSClientError,
 			"the result has more than %d rows, this server's row limit (mysqlpfs.WithRowLimit): narrow it with WHERE or LIMIT", h.rowLimit)
+	case errors.Is(context.Cause(ctx), errMemory):
+		return mysql.NewSQLError(ErQueryInterrupted, "70100",
+			"Query execution was interrupted: the statements running grew the service's heap by more than %s (mysqlpfs.WithQueryMemoryLimit)", byteSize(h.memLimit))
 	case errors.Is(context.Cause(ctx), errTimeout):
 		return mysql.NewSQLError(ErQueryTimeout, mysql.SSUnknownSQLState,
 			"Query execution was interrupted, maximum statement execution time exceeded (%v, mysqlpfs.WithQueryTimeout)", h.timeout)
@@ -119,7 +144,7 @@ var sqlStates = map[int]string{
 
 func (h *limitHandler) ComQuery(ctx context.Context, conn *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
 	query = quoteDollarIdents(query)
-	ctx, cancel := h.start(ctx)
+	ctx, cancel := h.start(ctx, conn)
 	defer cancel()
 	c := &counter{limit: h.rowLimit}
 	err := h.inner.ComQuery(ctx, conn, query, func(res *sqltypes.Result, more bool) error {
@@ -133,7 +158,7 @@ func (h *limitHandler) ComQuery(ctx context.Context, conn *mysql.Conn, query str
 
 func (h *limitHandler) ComMultiQuery(ctx context.Context, conn *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
 	query = quoteDollarIdents(query)
-	ctx, cancel := h.start(ctx)
+	ctx, cancel := h.start(ctx, conn)
 	defer cancel()
 	c := &counter{limit: h.rowLimit}
 	rest, err := h.inner.ComMultiQuery(ctx, conn, query, func(res *sqltypes.Result, more bool) error {
@@ -150,14 +175,14 @@ func (h *limitHandler) ComPrepare(ctx context.Context, conn *mysql.Conn, query s
 	if prepare != nil {
 		prepare.PrepareStmt = quoteDollarIdents(prepare.PrepareStmt)
 	}
-	ctx, cancel := h.start(ctx)
+	ctx, cancel := h.start(ctx, conn)
 	defer cancel()
-	fields, err := h.inner.ComPrepare(ctx, conn, query, prepare)
+	fields, err := h.prepare(ctx, conn, query)
 	return fields, h.finish(ctx, &counter{}, err)
 }
 
 func (h *limitHandler) ComStmtExecute(ctx context.Context, conn *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
-	ctx, cancel := h.start(ctx)
+	ctx, cancel := h.start(ctx, conn)
 	defer cancel()
 	c := &counter{limit: h.rowLimit}
 	err := h.inner.ComStmtExecute(ctx, conn, prepare, func(res *sqltypes.Result) error {
@@ -189,9 +214,12 @@ func (h *limitHandler) ConnectionClosed(c *mysql.Conn) {
 func (h *limitHandler) ConnectionAborted(c *mysql.Conn, reason string) error {
 	return h.inner.ConnectionAborted(c, reason)
 }
+
+// ComInitDB is the engine's, but for its log line for a database that
+// cannot be selected.
 func (h *limitHandler) ComInitDB(c *mysql.Conn, schemaName string) error {
-	err := h.inner.ComInitDB(c, schemaName)
-	if err != nil {
+	if err := h.sm.SetDB(context.Background(), c, schemaName); err != nil {
+		err = sql.CastSQLError(err)
 		return h.finish(context.Background(), &counter{}, err)
 	}
 	return nil
@@ -204,4 +232,13 @@ func (h *limitHandler) ParserOptionsForConnection(c *mysql.Conn) (sqlparser.Pars
 
 func (h *limitHandler) String() string {
 	return fmt.Sprintf("mysqlpfs handler (timeout %v, row limit %d)", h.timeout, h.rowLimit)
+}
+
+// byteSize is n bytes for a message: in MiB when it is a whole number of
+// them.
+func byteSize(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -24,6 +24,9 @@ const (
 	// DefaultMaxAllowedPacket bounds each value a statement builds unless
 	// WithMaxAllowedPacket says otherwise: 16 MiB.
 	DefaultMaxAllowedPacket = 16 << 20
+	// DefaultQueryMemoryLimit bounds the heap the running statements may
+	// grow unless WithQueryMemoryLimit says otherwise: 256 MiB.
+	DefaultQueryMemoryLimit = 256 << 20
 )
 
 // An Option configures Listen.
@@ -39,6 +42,7 @@ type config struct {
 	remote         bool
 	maxConns       int
 	maxPacket      int64
+	memLimit       int64
 }
 
 func newConfig(opts []Option) config {
@@ -48,6 +52,7 @@ func newConfig(opts []Option) config {
 		rowLimit:  DefaultRowLimit,
 		maxConns:  DefaultMaxConnections,
 		maxPacket: DefaultMaxAllowedPacket,
+		memLimit:  DefaultQueryMemoryLimit,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -122,4 +127,19 @@ func WithRemoteAccess(allowed bool) Option {
 // DefaultMaxAllowedPacket (16 MiB).
 func WithMaxAllowedPacket(n int64) Option {
 	return optionFunc(func(c config) config { c.maxPacket = min(max(n, 1024), 1<<30); return c })
+}
+
+// WithQueryMemoryLimit bounds, in bytes, how far the statements running
+// at once may grow the Go heap: while statements run, the server samples
+// the heap every 5 ms, and cancels each statement under which the heap
+// has grown more than n bytes past its garbage collection goal when the
+// statement began (but no more than n past its size then), with
+// ER_QUERY_INTERRUPTED (1317). The engine holds the rows it sorts, groups
+// and deduplicates in memory, so a sort of a large join would otherwise
+// grow the heap until the query timeout. The heap is the process's, so a
+// statement is also cancelled when the service itself grows the heap
+// that much while it runs. Zero or less means no bound. By default,
+// DefaultQueryMemoryLimit (256 MiB).
+func WithQueryMemoryLimit(n int64) Option {
+	return optionFunc(func(c config) config { c.memLimit = n; return c })
 }

@@ -54,6 +54,7 @@ type Server struct {
 	closed  bool
 	// closeStatements cancels every running statement's context.
 	closeStatements context.CancelFunc
+	dog             *watchdog
 }
 
 // Listen serves tables (a *pfscore.Schema, usually pfscore.Default()) over
@@ -118,7 +119,8 @@ func Listen(addr string, tables pfscore.Tables, opts ...Option) (*Server, error)
 		},
 	}
 	closing, closeStatements := context.WithCancel(context.Background())
-	lh := &limitHandler{timeout: cfg.timeout, rowLimit: cfg.rowLimit, engine: engine, closing: closing}
+	lh := &limitHandler{timeout: cfg.timeout, rowLimit: cfg.rowLimit, engine: engine, closing: closing,
+		dog: newWatchdog(cfg.memLimit), memLimit: cfg.memLimit}
 	srv, err := server.NewServerWithHandler(scfg, engine, sql.NewContext, sessionBuilder(cfg.maxPacket), nil,
 		func(h mysql.Handler) (mysql.Handler, error) { lh.inner = h; return lh, nil })
 	if err != nil {
@@ -127,7 +129,7 @@ func Listen(addr string, tables pfscore.Tables, opts ...Option) (*Server, error)
 		return nil, fmt.Errorf("mysqlpfs: %w", err)
 	}
 	lh.sm = srv.SessionManager() // before the first connection: Accept starts below
-	s := &Server{ln: ln, srv: srv, done: make(chan struct{}), closeStatements: closeStatements}
+	s := &Server{ln: ln, srv: srv, done: make(chan struct{}), closeStatements: closeStatements, dog: lh.dog}
 	go func() {
 		defer close(s.done)
 		srv.Listener.Accept() // returns when the listener is closed
