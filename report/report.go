@@ -323,27 +323,40 @@ func topRoutes(t pfscore.Tables, limit int, _ *Report) (*pfscore.Result, error) 
 }
 
 // IsRoute reports whether a DIGEST_TEXT is an HTTP route as package
-// pfshttp writes it: a ServeMux pattern, with or without its method (or
-// _OTHER) and a space before the path (or host and path), or a method and
-// "(unmatched)". A route a pfshttp.WithRoute function names without a
-// slash is not recognized. No SQL statement's
-// digest text has that shape: a SQL keyword that is also a method (DELETE)
-// is followed by a keyword or a quoted name, never a word holding a slash.
+// pfshttp writes it: a ServeMux pattern ("[METHOD ][HOST]/[PATH]", any
+// method ServeMux accepts), or a method (or _OTHER) and "(unmatched)" or a
+// route holding a slash. A route a pfshttp.WithRoute function names
+// without a slash is not recognized. No SQL statement's digest text has
+// that shape: its first word holds no slash, and its second (after a
+// keyword that is also a method, DELETE) is a keyword, a quoted name or
+// an optimizer hint ("/*+"), never a word holding a slash otherwise.
 func IsRoute(text string) bool {
-	if strings.HasPrefix(text, "/") {
-		return true
+	first, rest := text, ""
+	if i := strings.IndexAny(text, " \t"); i >= 0 {
+		first, rest = text[:i], strings.TrimLeft(text[i+1:], " \t")
 	}
-	method, rest, ok := strings.Cut(text, " ")
-	if !ok {
+	if strings.Contains(first, "/") { // a pattern without a method
+		return pathLike(first)
+	}
+	if first == "" || strings.ContainsAny(first, "`'\"(") {
 		return false
 	}
-	switch method {
-	case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE", "_OTHER":
-	default:
+	if rest == "(unmatched)" {
+		switch first {
+		case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE", "_OTHER":
+			return true
+		}
 		return false
 	}
 	path, _, _ := strings.Cut(rest, " ")
-	return path == "(unmatched)" || (strings.Contains(path, "/") && !strings.ContainsAny(path[:1], "`'\"("))
+	return pathLike(path)
+}
+
+// pathLike reports whether a word of a digest text is a host and path or
+// a path: it holds a slash, and is not a quoted name, a parenthesis or a
+// comment (an optimizer hint).
+func pathLike(w string) bool {
+	return strings.Contains(w, "/") && !strings.ContainsAny(w[:1], "`'\"(") && !strings.HasPrefix(w, "/*")
 }
 
 // topInstances lists the instances with the most wait time, named by their
@@ -632,6 +645,9 @@ func topLost(t pfscore.Tables, limit int, _ *Report) (*pfscore.Result, error) {
 	res := newResult("lost", "variable_name", pfscore.ColString, "variable_value", pfscore.ColUint)
 	for _, r := range src.Rows {
 		name, _ := m.get(r, "VARIABLE_NAME").(string)
+		if len(res.Rows) == limit {
+			break
+		}
 		if strings.HasSuffix(name, "_lost") || strings.HasSuffix(name, "_errors") {
 			res.Rows = append(res.Rows, pfscore.Row{name, m.get(r, "VARIABLE_VALUE")})
 		}

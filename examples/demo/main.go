@@ -105,6 +105,9 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if o.duration < 0 || o.clients < 1 || o.rate < 0 || o.every <= 0 || o.limit < 1 {
 		return errors.New("-duration must be >= 0, -clients >= 1, -rate >= 0, -report > 0 and -limit >= 1")
 	}
+	if o.rate > 0 && time.Duration(o.clients)*time.Second/time.Duration(o.rate) <= 0 {
+		return errors.New("-rate: at most a billion requests per second per client (0: as fast as they can)")
+	}
 
 	// Everything on: the demo is here to show what otelpfs collects. The
 	// environment's OTELPFS_INSTRUMENT and OTELPFS_CONSUMER still apply
@@ -178,6 +181,7 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) error {
 		fmt.Fprintf(out, "sending OTLP to %s\n", ep)
 	}
 
+	interrupted := ctx // done at Ctrl-C or SIGTERM, not at -duration's end
 	if o.duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
@@ -229,7 +233,7 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if time.Since(last) > time.Second { // else the last report is as good
 		writeReport(out, tty, &rep, s, &st, time.Since(start))
 	}
-	if st.sent.Load() == 0 {
+	if st.sent.Load() == 0 && interrupted.Err() == nil {
 		return errors.New("the load generator sent no request")
 	}
 	return nil

@@ -23,6 +23,7 @@ type noteCache struct {
 	entries map[int64]*cacheEntry // guarded by k.cacheLock
 	slots   []int64               // the ids cached, for eviction; guarded by k.cacheLock
 	hand    int                   // the next slot to evict; guarded by k.cacheLock
+	removed uint64                // removals so far; guarded by k.cacheLock
 }
 
 type cacheEntry struct {
@@ -37,22 +38,32 @@ func newNoteCache(max int, k *kit) *noteCache {
 }
 
 // get returns the cached body of note id and its tenant. The body is the
-// cache's: the caller must not change it.
-func (c *noteCache) get(ctx context.Context, id int64) (body []byte, tenant string, ok bool) {
+// cache's: the caller must not change it. On a miss, gen is what put
+// needs to know whether a note may have been deleted since.
+func (c *noteCache) get(ctx context.Context, id int64) (body []byte, tenant string, gen uint64, ok bool) {
 	c.k.cacheLock.LockCtx(ctx)
 	e, ok := c.entries[id]
 	if ok {
 		body, tenant = e.body, e.tenant
 	}
+	gen = c.removed
 	c.k.cacheLock.Unlock()
-	return body, tenant, ok
+	return body, tenant, gen, ok
 }
 
-// put caches a copy of body for note id and returns the copy.
-func (c *noteCache) put(ctx context.Context, id int64, tenant string, body []byte) ([]byte, string) {
+// put caches a copy of body for note id, read after the get that
+// returned gen, and returns the copy. If an entry was removed since that
+// get (the note may be the one deleted), it caches nothing and returns
+// body: the read was before the deletion, the next one will not be.
+func (c *noteCache) put(ctx context.Context, id int64, tenant string, body []byte, gen uint64) ([]byte, string) {
 	e := &cacheEntry{body: append([]byte(nil), body...), tenant: tenant}
 	e.mem = c.k.cacheMem.alloc(ctx, len(e.body)+len(tenant)+64) // 64: the entry and its map slot, roughly
 	c.k.cacheLock.LockCtx(ctx)
+	if c.removed != gen {
+		c.k.cacheLock.Unlock()
+		c.k.cacheMem.free(&e.mem)
+		return e.body, tenant
+	}
 	if old, ok := c.entries[id]; ok { // another request got there first
 		c.k.cacheLock.Unlock()
 		c.k.cacheMem.free(&e.mem)
@@ -77,9 +88,11 @@ func (c *noteCache) put(ctx context.Context, id int64, tenant string, body []byt
 	return e.body, tenant
 }
 
-// remove drops note id from the cache.
+// remove drops note id from the cache, and makes the puts of the gets
+// before it cache nothing.
 func (c *noteCache) remove(ctx context.Context, id int64) {
 	c.k.cacheLock.LockCtx(ctx)
+	c.removed++
 	e, ok := c.entries[id]
 	if ok {
 		delete(c.entries, id)

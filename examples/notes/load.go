@@ -128,13 +128,13 @@ func (l *Load) noteOf(tenant string) int64 {
 			t = i
 		}
 	}
-	if l.rnd.IntN(100) < 5 {
-		t = l.rnd.IntN(len(Tenants)) // perhaps another tenant's: a 404
+	if l.rnd.IntN(100) < 5 { // another tenant's: a 404
+		t = (t + 1 + l.rnd.IntN(len(Tenants)-1)) % len(Tenants)
 	}
 	per := SeedNotes / len(Tenants)
-	k := l.rnd.IntN(per)
-	if l.rnd.IntN(100) < 80 {
-		k = l.rnd.IntN(40)
+	k := l.rnd.IntN(40)
+	if l.rnd.IntN(100) >= 80 { // one of the others
+		k = 40 + l.rnd.IntN(per-40)
 	}
 	return int64(k*len(Tenants) + t + 1)
 }

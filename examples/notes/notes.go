@@ -187,7 +187,7 @@ func (s *Service) getNote(w http.ResponseWriter, r *http.Request) {
 	}
 	tenant := tenantOf(r)
 	s.k.stages(ctx, stageCacheLookup)
-	body, owner, ok := s.cache.get(ctx, id)
+	body, owner, gen, ok := s.cache.get(ctx, id)
 	if !ok {
 		s.k.stages(ctx, stageQuerying)
 		var n note
@@ -204,7 +204,7 @@ func (s *Service) getNote(w http.ResponseWriter, r *http.Request) {
 		s.k.stages(ctx, stageRendering)
 		b, h := s.k.bufs.get(ctx, 512)
 		b = n.appendJSON(b)
-		body, owner = s.cache.put(ctx, id, n.tenant, b)
+		body, owner = s.cache.put(ctx, id, n.tenant, b, gen)
 		s.k.bufs.put(h, b)
 	}
 	if owner != tenant {

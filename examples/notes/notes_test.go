@@ -261,13 +261,13 @@ func TestCacheRemoveKeepsSlots(t *testing.T) {
 	ctx := context.Background()
 	c := svc.cache
 	for id := range int64(6) {
-		c.put(ctx, id, "alice", []byte("body"))
+		c.put(ctx, id, "alice", []byte("body"), c.removed)
 	}
 	c.remove(ctx, 4)
 	c.remove(ctx, 99) // not cached
 	c.remove(ctx, 5)
 	for id := int64(10); id < 13; id++ {
-		c.put(ctx, id, "alice", []byte("body"))
+		c.put(ctx, id, "alice", []byte("body"), c.removed)
 	}
 	if len(c.entries) != 4 || len(c.slots) != 4 {
 		t.Fatalf("%d entries, %d slots; want 4", len(c.entries), len(c.slots))

@@ -20,7 +20,8 @@
 // owned by otelpfs and OpenTelemetry code (a sample belongs to the first
 // frame, from the leaf, outside Go's runtime and the standard library's
 // utilities; the standard library's I/O, net/http and database/sql are the
-// service's work, whoever calls them). The
+// service's work, whoever calls them, except under gRPC: the pipeline's
+// own I/O). The
 // pipeline exports to an OTLP sink in this process, so the Collector's
 // side of the work is not charged to the service.
 //
@@ -257,7 +258,10 @@ func parent(c config, out io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 	profPath := filepath.Join(dir, "instrumented.pprof")
-	raw, err := start(c, "raw", "", "")
+	// Both children run the profiler, so that its cost (SIGPROF on every
+	// thread, the profile's encoding) is on both sides; the raw one's
+	// profile is not read.
+	raw, err := start(c, "raw", "", filepath.Join(dir, "raw.pprof"))
 	if err != nil {
 		return err
 	}
@@ -283,8 +287,10 @@ func parent(c config, out io.Writer) error {
 			return err
 		}
 	}
-	if _, err := inst.ask("profile"); err != nil {
-		return err
+	for _, p := range []*proc{raw, inst} {
+		if _, err := p.ask("profile"); err != nil {
+			return err
+		}
 	}
 	var rawPer, instPer, ratios []float64
 	for r := range c.rounds {
@@ -371,7 +377,8 @@ func meanCI(xs []float64) (mean, lo, hi float64) {
 }
 
 // tQuantile975 is the 97.5th percentile of Student's t with df degrees of
-// freedom (df >= 1).
+// freedom (df >= 1): a table to 30, then the Cornish-Fisher expansion
+// about the normal's (within 1e-4 from 30 on).
 func tQuantile975(df int) float64 {
 	table := []float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
 		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
@@ -379,10 +386,12 @@ func tQuantile975(df int) float64 {
 	if df <= len(table) {
 		return table[df-1]
 	}
-	if df <= 60 {
-		return 2.000
-	}
-	return 1.96
+	const z = 1.959963984540054
+	v := float64(df)
+	z3, z5, z7, z9 := z*z*z, math.Pow(z, 5), math.Pow(z, 7), math.Pow(z, 9)
+	return z + (z3+z)/(4*v) + (5*z5+16*z3+3*z)/(96*v*v) +
+		(3*z7+19*z5+17*z3-15*z)/(384*v*v*v) +
+		(79*z9+776*z7+1482*z5-1920*z3-945*z)/(92160*v*v*v*v)
 }
 
 // ---- instructions ----
@@ -450,7 +459,9 @@ func instructions(c config, out io.Writer) error {
 // sample belongs to a caller), else whose work it is. The standard
 // library's I/O, networking, HTTP and database/sql are the service's work
 // whoever calls them: otelpfs's wrappers call them on the service's
-// behalf, and the plain variant makes the same calls.
+// behalf, and the plain variant makes the same calls. profileShares makes
+// one exception: I/O whose nearest caller outside the standard library is
+// OpenTelemetry's or gRPC's is the pipeline's.
 func owner(fn string) string {
 	pkg := packageOf(fn)
 	first, _, _ := strings.Cut(pkg, "/")
@@ -470,10 +481,19 @@ func owner(fn string) string {
 		return "otelpfs"
 	case strings.HasPrefix(pkg, "go.opentelemetry.io/"), strings.HasPrefix(pkg, "google.golang.org/"),
 		strings.HasPrefix(pkg, "golang.org/x/net/"):
-		return "OpenTelemetry SDK, gRPC"
+		return ownerPipeline
 	}
 	return "the service" // SQLite and the rest of its dependencies
 }
+
+// stdlib reports whether fn is the standard library's.
+func stdlib(fn string) bool {
+	first, _, _ := strings.Cut(packageOf(fn), "/")
+	return !strings.Contains(first, ".")
+}
+
+// ownerPipeline is owner's name for the OTLP pipeline's packages.
+const ownerPipeline = "OpenTelemetry SDK, gRPC"
 
 // packageOf returns the import path of a function's symbol name:
 // "github.com/a/b.(*T).M" is "github.com/a/b".
@@ -509,13 +529,32 @@ func profileShares(out io.Writer, path string) error {
 	var total int64
 	for _, s := range p.Sample {
 		who, fn := "Go runtime alone (GC workers, scheduler)", ""
+		inIO := false // the standard library's I/O was found first
 	stack:
 		for _, loc := range s.Location { // leaf first
 			for _, line := range loc.Line { // the inlined frames, innermost first
-				if o := owner(line.Function.Name); o != "" {
-					who, fn = o, line.Function.Name
+				name := line.Function.Name
+				o := owner(name)
+				if o == "" {
+					continue
+				}
+				if inIO {
+					// The I/O's nearest caller outside the standard
+					// library: the pipeline's gRPC does I/O the plain
+					// variant never does.
+					if !stdlib(name) {
+						if o == ownerPipeline {
+							who, fn = o, name
+						}
+						break stack
+					}
+					continue
+				}
+				who, fn = o, name
+				if o != "the service" || !stdlib(name) {
 					break stack
 				}
+				inIO = true
 			}
 		}
 		shares[who] += s.Value[vi]
