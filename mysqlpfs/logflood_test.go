@@ -71,3 +71,24 @@ func TestLogFlood(t *testing.T) {
 	}
 	t.Logf("%d lines", lines)
 }
+
+// Close closes the clients' connections under the engine's readers; that
+// is not an error for the service's log.
+func TestCloseLogsNothing(t *testing.T) {
+	std := logrus.StandardLogger()
+	var buf lockedBuffer
+	out, level := std.Out, std.GetLevel()
+	std.SetOutput(&buf)
+	std.SetLevel(logrus.InfoLevel)
+	defer func() { std.SetOutput(out); std.SetLevel(level) }()
+
+	f := newFixture(t)
+	db := f.db(t)
+	if err := db.Ping(); err != nil { // an idle connection, open
+		t.Fatal(err)
+	}
+	f.srv.Close()
+	if got := buf.String(); strings.Contains(got, "closed network connection") || strings.Contains(got, "level=error") {
+		t.Errorf("Close logged:\n%s", got)
+	}
+}

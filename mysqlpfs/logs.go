@@ -2,6 +2,10 @@ package mysqlpfs
 
 import (
 	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,7 +21,9 @@ import (
 // The engine logs on logrus's standard logger, the service's log, in
 // two ways. Its protocol layer logs through vitess's log functions, which
 // the engine points at logrus: every failed login, every handshake a
-// stranger botches, every statement that fails to prepare. They are
+// stranger botches, every statement that fails to prepare, every read of
+// a connection closed under it. The last are dropped (Close closes the
+// clients' connections, and a client hanging up is no news); the rest are
 // rate-limited below (engineLogBurst lines, then one every
 // engineLogEvery, and a count of those left out), so a client cannot
 // fill the service's log. Its handler logs with logrus directly when a
@@ -60,6 +66,26 @@ func (l *logLimiter) allow() (ok bool, dropped int) {
 
 var engineLog logLimiter
 
+// closedConn reports whether a log line's arguments hold the error of a
+// read or write on a connection that was closed: Server.Close closes the
+// clients' connections under their readers, which the protocol layer
+// reports as errors, and a client that hangs up mid-packet is no news to
+// the service either.
+func closedConn(args []any) bool {
+	for _, a := range args {
+		err, ok := a.(error)
+		if !ok {
+			continue
+		}
+		// vitess wraps errors without Unwrap: the text tells as well.
+		if errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+			strings.Contains(err.Error(), net.ErrClosed.Error()) {
+			return true
+		}
+	}
+	return false
+}
+
 func init() {
 	// The engine's own init has pointed vitess's log at logrus; this
 	// package's init runs after it.
@@ -76,6 +102,9 @@ func init() {
 	}
 	limitf := func(f func(string, ...any)) func(string, ...any) {
 		return func(format string, args ...any) {
+			if closedConn(args) {
+				return // Close closed it, or the client went away: no news
+			}
 			if ok, n := engineLog.allow(); ok {
 				if n > 0 {
 					warn("mysqlpfs: %d lines of the SQL engine's log left out", n)
