@@ -236,9 +236,16 @@
 // highest the previous Reads found began before those Reads: at the next
 // Read it is in progress (the current tables, read first, show it) or has
 // ended, and then is in a _history_long table (read after) unless the
-// ring overwrote it, or dropped it in a collision. Such an id, neither
-// read nor in progress, counts in HistoryStats.Lost, one Read after the
-// Read that saw the ids around it. Lost is a lower bound: events of a
+// ring overwrote it, or dropped it in a collision (the engine ends a
+// current row only once its history row exists, so there is no moment in
+// between). Such an id, neither read nor in progress, counts in
+// HistoryStats.Lost, one Read after the Read that saw the ids around it.
+// The current rows are copied without blocking their writers, and a copy
+// can fail (its goroutine descheduled in the middle of a write): a Read
+// decides nothing about such a thread, and a later Read does. A History
+// over Tables other than a *pfscore.Schema cannot tell such a thread from
+// one with nothing in progress, and may count its events lost and drop
+// them. Lost is a lower bound: events of a
 // thread after the last id a Read found, when the thread ends before the
 // next Read finds one, go uncounted, and so do the events of a thread that
 // existed before NewHistory and that come before the first one read. It

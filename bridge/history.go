@@ -216,7 +216,7 @@ func (h *History) Read() ([]Span, error) {
 	// ends before the history is read shows in both, and an event that
 	// was neither in progress then nor in the history read after it has
 	// its row overwritten, or began after the first read (see account).
-	progress, err := h.src.inProgress()
+	progress, unread, err := h.src.inProgress()
 	if err != nil {
 		return nil, err
 	}
@@ -229,14 +229,14 @@ func (h *History) Read() ([]Span, error) {
 	for _, k := range progress {
 		inProgress[k] = struct{}{}
 	}
-	fresh := h.account(&snap, progress, inProgress, live, strictAccounting(cons))
+	fresh := h.account(&snap, progress, inProgress, unread, live, strictAccounting(cons))
 
 	h.previous, h.recent = h.recent, make(map[key]spanRef, len(h.recent))
 	for _, n := range fresh {
 		h.pool[n.key] = n
 		h.order = append(h.order, n.key)
 	}
-	out := h.assemble(inProgress)
+	out := h.assemble(inProgress, unread)
 	h.evict()
 	h.pending.Store(int64(len(h.pool)))
 	h.spans.Add(uint64(len(out)))
@@ -273,9 +273,10 @@ func strictAccounting(cons map[pfscore.Consumer]bool) bool {
 // it is either in progress (and seen so in the current tables, read first)
 // or ended and in a _history_long table, read after, unless the ring lost
 // it. Such an id, neither read nor in progress, is lost; one in progress is
-// remembered (open) until its row arrives.
+// remembered (open) until its row arrives. On a thread in unread, what is in
+// progress is unknown: its ids wait, undecided, for a Read that reads it.
 func (h *History) account(snap *snapshot, progress []key, inProgress map[key]struct{},
-	live []uint64, strict bool) []*node {
+	unread map[uint64]bool, live []uint64, strict bool) []*node {
 	type span struct{ lo, hi uint64 } // ids in the snapshot: [lo, hi]
 	seen := map[uint64]span{}
 	note := func(k key) {
@@ -375,6 +376,12 @@ func (h *History) account(snap *snapshot, progress []key, inProgress map[key]str
 	// Decide the ids below each thread's previous high mark.
 	var lost uint64
 	for th, ts := range h.threads {
+		if unread[th] {
+			if r, ok := seen[th]; ok {
+				ts.hi = max(ts.hi, r.hi+1)
+			}
+			continue
+		}
 		for id := range ts.open {
 			if _, ok := inProgress[key{th, id}]; !ok {
 				delete(ts.open, id) // ended, and not in the history read after
@@ -426,7 +433,7 @@ func (h *History) account(snap *snapshot, progress []key, inProgress map[key]str
 
 // assemble sends every tree of pending rows whose root is known: a root
 // statement or stage, or a child of a span sent earlier, or an orphan.
-func (h *History) assemble(inProgress map[key]struct{}) []Span {
+func (h *History) assemble(inProgress map[key]struct{}, unread map[uint64]bool) []Span {
 	children := make(map[key][]*node, len(h.pool))
 	var tops []*node
 	for _, n := range h.pool {
@@ -457,8 +464,8 @@ func (h *History) assemble(inProgress map[key]struct{}) []Span {
 			}
 			b.emit(n, h.sent(n.parent), false)
 		default:
-			if _, ok := inProgress[n.parent]; ok {
-				n.strikes = 0
+			if _, ok := inProgress[n.parent]; ok || unread[n.parent.thread] {
+				n.strikes = 0 // in progress, or may be
 				continue
 			}
 			// Neither read nor in progress. Its parent may have begun after

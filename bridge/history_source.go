@@ -13,7 +13,10 @@ import (
 type source interface {
 	consumers() (map[pfscore.Consumer]bool, error)
 	liveThreads() ([]uint64, error)
-	inProgress() ([]key, error)
+	// inProgress returns the events in progress, and the threads whose
+	// events in progress it could not read (see
+	// pfscore.Schema.EventsInProgress).
+	inProgress() ([]key, map[uint64]bool, error)
 	history() (snapshot, error)
 }
 
@@ -94,12 +97,15 @@ func (s tablesSource) liveThreads() ([]uint64, error) {
 	return out, nil
 }
 
-func (s tablesSource) inProgress() ([]key, error) {
+// inProgress reads the current tables, which do not say which rows they
+// could not copy: a thread whose row was being rewritten through every
+// retry looks like one with nothing in progress.
+func (s tablesSource) inProgress() ([]key, map[uint64]bool, error) {
 	var out []key
 	for _, table := range currentTables {
 		rows, _, err := scanTable[idRow](s, table)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, r := range rows {
 			if r.EndEventID == 0 {
@@ -107,7 +113,7 @@ func (s tablesSource) inProgress() ([]key, error) {
 			}
 		}
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 // nullColumn returns whether column name of res is NULL in row i.
@@ -185,29 +191,20 @@ func (s schemaSource) consumers() (map[pfscore.Consumer]bool, error) {
 	return m, nil
 }
 
-func (s schemaSource) inProgress() ([]key, error) {
-	var out []key
-	for _, e := range s.s.EventsTransactionsCurrent() {
-		if e.InProgress {
-			out = append(out, key{e.ThreadID, e.EventID})
+func (s schemaSource) inProgress() ([]key, map[uint64]bool, error) {
+	events, unread := s.s.EventsInProgress()
+	out := make([]key, len(events))
+	for i, e := range events {
+		out[i] = key{e.ThreadID, e.EventID}
+	}
+	var bad map[uint64]bool
+	if len(unread) > 0 {
+		bad = make(map[uint64]bool, len(unread))
+		for _, th := range unread {
+			bad[th] = true
 		}
 	}
-	for _, e := range s.s.EventsStatementsCurrent() {
-		if e.InProgress {
-			out = append(out, key{e.ThreadID, e.EventID})
-		}
-	}
-	for _, e := range s.s.EventsStagesCurrent() {
-		if e.InProgress {
-			out = append(out, key{e.ThreadID, e.EventID})
-		}
-	}
-	for _, e := range s.s.EventsWaitsCurrent() {
-		if e.InProgress {
-			out = append(out, key{e.ThreadID, e.EventID})
-		}
-	}
-	return out, nil
+	return out, bad, nil
 }
 
 func (s schemaSource) history() (snapshot, error) {

@@ -202,7 +202,9 @@ func (t *Thread) endStage() {
 	t.stageRow.seq.BeginWrite()
 	c[sEndEventID].Set(t.eventID) // the last EVENT_ID so far, stored +1
 	c[sTimerEnd].Set(end)
-	t.stageRow.seq.EndWrite()
+	// The row's sequence stays odd until the history rows exist: a reader
+	// sees the stage in progress or finds it in history, never neither
+	// (bridge.History counts an event seen in neither as lost).
 	if st.history || st.long {
 		var row [stageWidth]uint64
 		for i := range c {
@@ -215,6 +217,7 @@ func (t *Thread) endStage() {
 			t.s.stagesLong.Append(row[:])
 		}
 	}
+	t.stageRow.seq.EndWrite()
 }
 
 // copyStage copies the thread's current stage row with the seqlock protocol
@@ -299,6 +302,12 @@ func (s *Schema) decodeStage(c []uint64) (StageEvent, bool) {
 // EventsStagesCurrent returns events_stages_current: each thread's stage in
 // progress, or its last stage if none is.
 func (s *Schema) EventsStagesCurrent() []StageEvent {
+	return s.eventsStagesCurrent(nil)
+}
+
+// eventsStagesCurrent is EventsStagesCurrent, adding to unread the threads
+// whose row it could not copy (when unread is not nil).
+func (s *Schema) eventsStagesCurrent(unread map[uint64]bool) []StageEvent {
 	s.beginRead()
 	defer s.endRead()
 	s.readMu.Lock()
@@ -308,6 +317,7 @@ func (s *Schema) EventsStagesCurrent() []StageEvent {
 	var row [stageWidth]uint64
 	for _, t := range s.liveThreads() {
 		if !t.copyStage(&row) {
+			markUnread(unread, t)
 			continue
 		}
 		if e, ok := s.decodeStage(row[:]); ok && e.EventID > marks[e.ThreadID] {

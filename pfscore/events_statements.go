@@ -557,7 +557,7 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *St
 	c[qWarnings].Set(r.Warnings)
 	c[qMessageLen].Set(uint64(len(msg)))
 	setRef(&slot.refs[rMessage], msg)
-	slot.seq.EndWrite()
+	// In progress until the history rows exist (see endStage).
 	if st.meta&(sfHistory|sfLong) != 0 {
 		var row [stmtWidth]uint64
 		var refs [stmtRefs]unsafe.Pointer
@@ -574,6 +574,7 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *St
 			t.s.stmtsLong.AppendRefs(row[:], refs[:])
 		}
 	}
+	slot.seq.EndWrite()
 	return stmtCounted
 }
 
@@ -736,6 +737,12 @@ func hexString(b []byte) string {
 // statements in progress, outermost first, or its last statement if none
 // is.
 func (s *Schema) EventsStatementsCurrent() []StatementEvent {
+	return s.eventsStatementsCurrent(nil)
+}
+
+// eventsStatementsCurrent is EventsStatementsCurrent, adding to unread the
+// threads with a row it could not copy (when unread is not nil).
+func (s *Schema) eventsStatementsCurrent(unread map[uint64]bool) []StatementEvent {
 	s.beginRead()
 	defer s.endRead()
 	s.readMu.Lock()
@@ -752,6 +759,7 @@ func (s *Schema) EventsStatementsCurrent() []StatementEvent {
 		}
 		for level := range n {
 			if !t.copyStmt(level, &row, &refs) {
+				markUnread(unread, t)
 				continue
 			}
 			if e, ok := s.decodeStatement(row[:], refs[:]); ok && e.EventID > marks[e.ThreadID] {

@@ -296,7 +296,7 @@ func (t *Thread) endTransaction(tx *Transaction, mode AccessMode, timed bool, wa
 	c[xTimerEnd].Set(end)
 	c[xState].Set(uint64(state))
 	c[xStatements].Set(statements)
-	t.trxRow.seq.EndWrite()
+	// In progress until the history rows exist (see endStage).
 	if tx.flags&(sfHistory|sfLong) != 0 {
 		var row [trxWidth]uint64
 		for i := range c {
@@ -309,6 +309,7 @@ func (t *Thread) endTransaction(tx *Transaction, mode AccessMode, timed bool, wa
 			t.s.trxLong.Append(row[:])
 		}
 	}
+	t.trxRow.seq.EndWrite()
 	return stmtCounted
 }
 
@@ -397,6 +398,12 @@ func (s *Schema) decodeTrx(c []uint64) (TransactionEvent, bool) {
 // EventsTransactionsCurrent returns events_transactions_current: each
 // thread's transaction in progress, or its last one.
 func (s *Schema) EventsTransactionsCurrent() []TransactionEvent {
+	return s.eventsTransactionsCurrent(nil)
+}
+
+// eventsTransactionsCurrent is EventsTransactionsCurrent, adding to unread
+// the threads whose row it could not copy (when unread is not nil).
+func (s *Schema) eventsTransactionsCurrent(unread map[uint64]bool) []TransactionEvent {
 	s.beginRead()
 	defer s.endRead()
 	s.readMu.Lock()
@@ -406,6 +413,7 @@ func (s *Schema) EventsTransactionsCurrent() []TransactionEvent {
 	var row [trxWidth]uint64
 	for _, t := range s.liveThreads() {
 		if !t.copyTrx(&row) {
+			markUnread(unread, t)
 			continue
 		}
 		if e, ok := s.decodeTrx(row[:]); ok && e.EventID > marks[e.ThreadID] {

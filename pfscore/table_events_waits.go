@@ -90,6 +90,12 @@ func (s *Schema) decodeWait(c []uint64) (WaitEvent, bool) {
 // EventsWaitsCurrent returns events_waits_current: for each thread, its
 // waits in progress, or its last wait if none is.
 func (s *Schema) EventsWaitsCurrent() []WaitEvent {
+	return s.eventsWaitsCurrent(nil)
+}
+
+// eventsWaitsCurrent is EventsWaitsCurrent, adding to unread the threads
+// whose waits it could not copy (when unread is not nil).
+func (s *Schema) eventsWaitsCurrent(unread map[uint64]bool) []WaitEvent {
 	s.beginRead()
 	defer s.endRead()
 	s.readMu.Lock()
@@ -100,6 +106,7 @@ func (s *Schema) EventsWaitsCurrent() []WaitEvent {
 	for _, t := range s.liveThreads() {
 		n, ok := t.copyWaits(&stack)
 		if !ok {
+			markUnread(unread, t)
 			continue
 		}
 		for level := range n {
