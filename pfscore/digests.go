@@ -237,10 +237,30 @@ const (
 type stmtCounts [numStmtCounters]uint64
 
 // digestTable is the digest table of one TRUNCATE epoch.
+//
+// The index holds record numbers, not pointers: a table sized for 10,000
+// digests has 32,768 slots, and as pointers the garbage collector scanned
+// every one of them in every cycle (in the demo service, more than the
+// rest of the engine cost a request). Records are found by number in
+// chunks of pointers allocated as numbers reach them, so the collector
+// sees about one pointer a record made.
+//
+// Invariant: a slot's number, once stored, never changes (records are
+// never removed; TRUNCATE replaces the table), and the record's pointer is
+// stored in its chunk before the number is published in a slot, so a
+// reader that loads a number finds its record.
 type digestTable struct {
-	gen   uint64                         // which table since the schema began: bindings name it
-	index []atomic.Pointer[digestRecord] // open addressing, linear probing
+	gen   uint64          // which table since the schema began: bindings name it
+	index []atomic.Uint32 // open addressing, linear probing: record number+1, 0 empty
 	mask  uint64
+	// chunks hold the records by number, digestChunk a chunk; next hands
+	// out the numbers. A number whose record lost the race to publish the
+	// same key is not used again: there are 4*len(index) numbers, at least
+	// 8 a record the table may hold, so the table runs out of numbers
+	// before it is full only if each key's first statement raced seven
+	// others making the same new key.
+	chunks []atomic.Pointer[[digestChunk]atomic.Pointer[digestRecord]]
+	next   atomic.Uint32
 	// limit bounds the records: the size less the NULL row, as MySQL counts
 	// it. made counts the records published. A statement makes a record only
 	// while made is below limit, so the table exceeds its size only by the
@@ -258,15 +278,45 @@ type digestTable struct {
 // maxDigests bounds WithDigestsSize.
 const maxDigests = 1 << 22
 
+// digestChunk is the number of records a chunk of digestTable.chunks holds.
+const digestChunk = 256
+
 func newDigestTable(gen uint64, size int, lost *atomic.Uint64) *digestTable {
 	limit := min(max(size, 1), maxDigests) - 1
 	n := 16
 	for n < 2*limit {
 		n <<= 1
 	}
-	t := &digestTable{gen: gen, index: make([]atomic.Pointer[digestRecord], n), mask: uint64(n - 1), limit: int64(limit), lost: lost, seed: maphash.MakeSeed()}
+	t := &digestTable{gen: gen, index: make([]atomic.Uint32, n), mask: uint64(n - 1), limit: int64(limit), lost: lost, seed: maphash.MakeSeed(),
+		chunks: make([]atomic.Pointer[[digestChunk]atomic.Pointer[digestRecord]], (4*n+digestChunk-1)/digestChunk)}
 	t.null.stats.init()
 	return t
+}
+
+// at returns the record of slot i, nil if the slot is empty.
+func (t *digestTable) at(i uint64) *digestRecord {
+	if n := t.index[i].Load(); n != 0 {
+		return t.chunks[(n-1)/digestChunk].Load()[(n-1)%digestChunk].Load()
+	}
+	return nil
+}
+
+// number stores r under a new record number and returns the number+1, or 0
+// if every number is taken.
+func (t *digestTable) number(r *digestRecord) uint32 {
+	n := t.next.Add(1) - 1
+	if int(n) >= len(t.chunks)*digestChunk {
+		return 0
+	}
+	c := t.chunks[n/digestChunk].Load()
+	if c == nil {
+		c = new([digestChunk]atomic.Pointer[digestRecord])
+		if !t.chunks[n/digestChunk].CompareAndSwap(nil, c) {
+			c = t.chunks[n/digestChunk].Load()
+		}
+	}
+	c[n%digestChunk].Store(r)
+	return n + 1
 }
 
 // digestRecord is a row of events_statements_summary_by_digest.
@@ -318,28 +368,31 @@ type querySample struct {
 // statement's end.
 func (t *digestTable) find(schema string, d *digestInfo, now uint64) int {
 	h := binary.LittleEndian.Uint64(d.digest[:]) ^ maphash.String(t.seed, schema)
-	var fresh *digestRecord
+	var fresh uint32 // the number+1 of this statement's new record, once made
 	for i, probes := h&t.mask, uint64(0); probes <= t.mask; i, probes = (i+1)&t.mask, probes+1 {
-		r := t.index[i].Load()
-		if r == nil && fresh == nil && t.made.Load() >= t.limit {
+		r := t.at(i)
+		if r == nil && fresh == 0 && t.made.Load() >= t.limit {
 			// Full, unless the record that filled it was this key's, made
 			// in this slot since the load above.
-			if r = t.index[i].Load(); r == nil {
+			if r = t.at(i); r == nil {
 				return -1
 			}
 		}
 		if r == nil {
-			if fresh == nil {
-				fresh = &digestRecord{schema: strings.Clone(schema), digest: d.digest, text: d.text}
-				fresh.stats.init()
-				fresh.stats.first.Store(now)
-				fresh.stats.last.Store(now)
+			if fresh == 0 {
+				rec := &digestRecord{schema: strings.Clone(schema), digest: d.digest, text: d.text}
+				rec.stats.init()
+				rec.stats.first.Store(now)
+				rec.stats.last.Store(now)
+				if fresh = t.number(rec); fresh == 0 {
+					return -1
+				}
 			}
-			if t.index[i].CompareAndSwap(nil, fresh) {
+			if t.index[i].CompareAndSwap(0, fresh) {
 				t.made.Add(1)
 				return int(i)
 			}
-			r = t.index[i].Load() // another goroutine took the slot
+			r = t.at(i) // another goroutine took the slot
 		}
 		if r.digest == d.digest && r.schema == schema {
 			return int(i)
@@ -352,7 +405,7 @@ func (t *digestTable) find(schema string, d *digestInfo, now uint64) int {
 func (t *digestTable) lookup(schema string, d *digest.Digest) *digestRecord {
 	h := binary.LittleEndian.Uint64(d[:]) ^ maphash.String(t.seed, schema)
 	for i, probes := h&t.mask, uint64(0); probes <= t.mask; i, probes = (i+1)&t.mask, probes+1 {
-		r := t.index[i].Load()
+		r := t.at(i)
 		if r == nil {
 			return nil // records are never removed: the probe ends at a hole
 		}
@@ -370,7 +423,7 @@ func (t *digestTable) records(out []*digestRecord) []*digestRecord {
 		out = append(out, &t.null)
 	}
 	for i := range t.index {
-		if r := t.index[i].Load(); r != nil {
+		if r := t.at(uint64(i)); r != nil {
 			out = append(out, r)
 		}
 	}
@@ -385,7 +438,7 @@ func (t *digestTable) records(out []*digestRecord) []*digestRecord {
 func (s *Schema) digestRecord(e *stmtEntry, d *digestInfo, schema string, now uint64) *digestRecord {
 	tbl := s.digests.Load()
 	if b := e.bind.Load(); b != nil && b.gen == tbl.gen && b.schema == schema {
-		return tbl.index[b.slot].Load()
+		return tbl.at(uint64(b.slot))
 	}
 	i := tbl.find(schema, d, now)
 	if i < 0 {
@@ -403,9 +456,10 @@ func (s *Schema) digestRecord(e *stmtEntry, d *digestInfo, schema string, now ui
 	if !e.bindState.CompareAndSwap(0, 1) {
 		b = &digestBinding{}
 	}
-	*b = digestBinding{gen: tbl.gen, schema: tbl.index[i].Load().schema, slot: i}
+	r := tbl.at(uint64(i))
+	*b = digestBinding{gen: tbl.gen, schema: r.schema, slot: i}
 	e.bind.Store(b)
-	return tbl.index[i].Load()
+	return r
 }
 
 // aggregate counts one statement: timed ones add their wait, to the

@@ -1,10 +1,12 @@
 package pfscore
 
 import (
+	"encoding/binary"
 	"fmt"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -544,5 +546,48 @@ func TestQuerySampleTrace(t *testing.T) {
 	res, err := f.s.Query("events_statements_summary_by_digest", Query{Where: []string{"QUERY_SAMPLE_SPAN_ID = '00f067aa0ba902b7'"}})
 	if err != nil || len(res.Rows) != 1 {
 		t.Errorf("query by QUERY_SAMPLE_SPAN_ID: %v, %v", res, err)
+	}
+}
+
+// TestDigestTableNumbers: the index holds record numbers. Records land in
+// chunks past the first, every slot finds its own record, and a table out
+// of numbers (which takes lost races, see digestTable.next) counts new
+// digests in the NULL row instead of failing.
+func TestDigestTableNumbers(t *testing.T) {
+	var lost atomic.Uint64
+	tbl := newDigestTable(1, 3*digestChunk, &lost)
+	info := func(i int) *digestInfo {
+		d := &digestInfo{has: true, text: fmt.Sprintf("SELECT %d", i)}
+		binary.LittleEndian.PutUint64(d.digest[:], uint64(i)*0x9e3779b97f4a7c15)
+		return d
+	}
+	slots := map[int]int{}
+	for i := range 2 * digestChunk {
+		slot := tbl.find("app", info(i), 1)
+		if slot < 0 {
+			t.Fatalf("digest %d: table full", i)
+		}
+		if r := tbl.at(uint64(slot)); r == nil || r.text != info(i).text {
+			t.Fatalf("digest %d: slot %d holds %+v", i, slot, r)
+		}
+		slots[i] = slot
+	}
+	for i, slot := range slots {
+		if again := tbl.find("app", info(i), 2); again != slot {
+			t.Errorf("digest %d: found in slot %d, then %d", i, slot, again)
+		}
+		if r := tbl.lookup("app", &info(i).digest); r == nil || r.text != info(i).text {
+			t.Errorf("digest %d: lookup %+v", i, r)
+		}
+	}
+	if n := len(tbl.records(nil)); n != 2*digestChunk {
+		t.Errorf("%d records, want %d", n, 2*digestChunk)
+	}
+	tbl.next.Store(uint32(len(tbl.chunks) * digestChunk)) // every number taken
+	if slot := tbl.find("app", info(9999), 3); slot != -1 {
+		t.Errorf("out of numbers: slot %d, want -1", slot)
+	}
+	if slot := tbl.find("app", info(7), 3); slot != slots[7] {
+		t.Errorf("out of numbers, a known digest: slot %d, want %d", slot, slots[7])
 	}
 }
