@@ -1,0 +1,63 @@
+package pfscore
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// TestReview21BusyThreadUnread: a thread that runs statements back to back,
+// and never waits, is reported unread by EventsInProgress in most reads
+// (67-95% here, -race or not), half of them by events_waits_current alone.
+// copyWaits reads through the thread's guard word, which is busy during
+// every statement/stage/transaction write section and changes with each,
+// and gives up after 16 spins; copyStmt gives up after 64, and the commit
+// keeps the row odd through two ring appends. On an unread thread the
+// bridge decides nothing (ts.ahead grows, children are not struck, and see
+// bridge's TestReview21UnreadAtFirstSight), so "unread" being the normal
+// state of a busy thread defeats the accounting.
+func TestReview21BusyThreadUnread(t *testing.T) {
+	f := newStmtFixture(t)
+	var stop atomic.Bool
+	var loops atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		th := f.s.NewThread(f.thread, ThreadOptions{})
+		defer th.End()
+		for !stop.Load() {
+			loops.Add(1)
+			st := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 1"})
+			st.End(StatementResult{})
+		}
+	}()
+	for loops.Load() < 1000 {
+		runtime.Gosched()
+	}
+	const reads = 20000
+	var any, byWaits, byStmts int
+	for range reads {
+		_, unread := f.s.EventsInProgress()
+		if len(unread) > 0 {
+			any++
+		}
+		w := map[uint64]bool{}
+		f.s.eventsWaitsCurrent(w)
+		if len(w) > 0 {
+			byWaits++
+		}
+		q := map[uint64]bool{}
+		f.s.eventsStatementsCurrent(q)
+		if len(q) > 0 {
+			byStmts++
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	if byWaits > reads/10 {
+		t.Errorf("a thread with no waits is unread by events_waits_current in %d of %d reads", byWaits, reads)
+	}
+	t.Logf("of %d reads: EventsInProgress unread %d, waits table alone %d, statements table alone %d", reads, any, byWaits, byStmts)
+}
