@@ -111,12 +111,15 @@ type History struct {
 	// events are accounted for, from EVENT_ID 1.
 	maxThreadAtStart uint64
 
-	mu       sync.Mutex
-	threads  map[uint64]*threadState
-	pool     map[key]*node // rows read, waiting for their statement
-	order    []key         // the pool's keys in arrival order (with keys since removed)
-	recent   map[key]spanRef
-	previous map[key]spanRef // recent, as of the previous Read
+	mu      sync.Mutex
+	threads map[uint64]*threadState
+	// unreadRuns counts, for a thread seen but not yet given a cursor, the
+	// Reads in a row that could not read it (see threadState.unreadRuns).
+	unreadRuns map[uint64]int
+	pool       map[key]*node // rows read, waiting for their statement
+	order      []key         // the pool's keys in arrival order (with keys since removed)
+	recent     map[key]spanRef
+	previous   map[key]spanRef // recent, as of the previous Read
 
 	reads, spans, lost, orphans, dropped atomic.Uint64
 	pending                              atomic.Int64
@@ -125,11 +128,20 @@ type History struct {
 // threadState is the cursor of one thread: which EVENT_IDs the History has
 // read or decided about.
 type threadState struct {
-	next  uint64              // every id below is decided: read, lost, or in open
-	open  map[uint64]struct{} // ids below next, in progress when decided
-	ahead map[uint64]struct{} // ids at or above next already read
-	hi    uint64              // one past the highest id read by the previous Reads
+	// unreadRuns counts the Reads in a row that could not read the
+	// thread's events in progress and so decided nothing about it; after
+	// maxUnreadRuns, a Read decides anyway, so that a thread never read
+	// does not hold its ids (ahead) forever.
+	unreadRuns int
+	next       uint64              // every id below is decided: read, lost, or in open
+	open       map[uint64]struct{} // ids below next, in progress when decided
+	ahead      map[uint64]struct{} // ids at or above next already read
+	hi         uint64              // one past the highest id read by the previous Reads
 }
+
+// maxUnreadRuns bounds the Reads in a row that decide nothing about a
+// thread whose events in progress they could not read.
+const maxUnreadRuns = 16
 
 // spanRef is what a late child needs of a span already sent.
 type spanRef struct {
@@ -182,7 +194,7 @@ func NewHistory(t pfscore.Tables, opts ...HistoryOption) (*History, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &History{src: src, cfg: cfg, threads: map[uint64]*threadState{},
+	h := &History{src: src, cfg: cfg, threads: map[uint64]*threadState{}, unreadRuns: map[uint64]int{},
 		pool: map[key]*node{}, recent: map[key]spanRef{}}
 	for _, id := range live {
 		h.maxThreadAtStart = max(h.maxThreadAtStart, id)
@@ -274,7 +286,9 @@ func strictAccounting(cons map[pfscore.Consumer]bool) bool {
 // or ended and in a _history_long table, read after, unless the ring lost
 // it. Such an id, neither read nor in progress, is lost; one in progress is
 // remembered (open) until its row arrives. On a thread in unread, what is in
-// progress is unknown: its ids wait, undecided, for a Read that reads it.
+// progress is unknown: its ids wait, undecided, for a Read that reads it
+// (at most maxUnreadRuns Reads; see threadState.unreadRuns). account
+// removes from unread the threads it decided about all the same.
 func (h *History) account(snap *snapshot, progress []key, inProgress map[key]struct{},
 	unread map[uint64]bool, live []uint64, strict bool) []*node {
 	type span struct{ lo, hi uint64 } // ids in the snapshot: [lo, hi]
@@ -307,6 +321,14 @@ func (h *History) account(snap *snapshot, progress []key, inProgress map[key]str
 		if h.threads[th] != nil {
 			continue
 		}
+		if unread[th] && th <= h.maxThreadAtStart && h.unreadRuns[th] < maxUnreadRuns {
+			// Where its cursor starts depends on what it has in progress:
+			// its rows wait for a Read that reads it (isNew, below).
+			h.unreadRuns[th]++
+			continue
+		}
+		delete(h.unreadRuns, th)
+		delete(unread, th) // decided from now on, as if read
 		ts := &threadState{next: r.lo, open: map[uint64]struct{}{}, ahead: map[uint64]struct{}{}}
 		if th > h.maxThreadAtStart {
 			ts.next = 1 // began after NewHistory: every event counts
@@ -319,6 +341,9 @@ func (h *History) account(snap *snapshot, progress []key, inProgress map[key]str
 	}
 	isNew := func(k key) bool {
 		ts := h.threads[k.thread]
+		if ts == nil {
+			return false // a thread first seen unread: read again later
+		}
 		if k.event < ts.next {
 			if _, ok := ts.open[k.event]; ok {
 				delete(ts.open, k.event)
@@ -376,12 +401,15 @@ func (h *History) account(snap *snapshot, progress []key, inProgress map[key]str
 	// Decide the ids below each thread's previous high mark.
 	var lost uint64
 	for th, ts := range h.threads {
-		if unread[th] {
+		if unread[th] && ts.unreadRuns < maxUnreadRuns {
+			ts.unreadRuns++
 			if r, ok := seen[th]; ok {
 				ts.hi = max(ts.hi, r.hi+1)
 			}
 			continue
 		}
+		ts.unreadRuns = 0
+		delete(unread, th) // decided, as if read: assemble strikes its rows too
 		for id := range ts.open {
 			if _, ok := inProgress[key{th, id}]; !ok {
 				delete(ts.open, id) // ended, and not in the history read after
@@ -426,6 +454,11 @@ func (h *History) account(snap *snapshot, progress []key, inProgress map[key]str
 	for th := range h.threads {
 		if _, ok := seen[th]; !ok && !alive[th] {
 			delete(h.threads, th)
+		}
+	}
+	for th := range h.unreadRuns {
+		if !alive[th] {
+			delete(h.unreadRuns, th)
 		}
 	}
 	return fresh

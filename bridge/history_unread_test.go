@@ -96,3 +96,49 @@ func TestHistoryUnreadThread(t *testing.T) {
 		t.Errorf("stats %v", st)
 	}
 }
+
+// TestHistoryUnreadCapped: a thread no Read can read is decided about all
+// the same after maxUnreadRuns Reads in a row, so the ids read meanwhile
+// (its cursor's ahead set) do not pile up for as long as it stays unread.
+func TestHistoryUnreadCapped(t *testing.T) {
+	s, err := pfscore.New(pfscore.WithoutEnvironment(),
+		pfscore.WithConsumer(pfscore.ConsumerEventsStagesCurrent, true),
+		pfscore.WithConsumer(pfscore.ConsumerEventsStagesHistoryLong, true),
+		pfscore.WithConsumer(pfscore.ConsumerEventsWaitsCurrent, false),
+		pfscore.WithConsumer(pfscore.ConsumerEventsTransactionsCurrent, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stage := s.MustRegister("stage/app/handler", pfscore.WithDefault(true, true))
+	th := s.NewThread(s.MustRegister("thread/app/request"), pfscore.ThreadOptions{})
+	defer th.End()
+	h, err := NewHistory(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &hidingSource{source: h.src, thread: th.ID(), hide: true}
+	h.src = src
+	sent := 0
+	for range 8 * maxUnreadRuns {
+		for range 10 {
+			th.StartStage(stage, "")
+			th.EndStage()
+		}
+		spans, err := h.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent += len(spans)
+		// The first cursor takes in the ring's backlog, then at most
+		// maxUnreadRuns Reads of ten ids each wait.
+		if ts := h.threads[th.ID()]; ts != nil && len(ts.ahead) > 10*(2*maxUnreadRuns+2) {
+			t.Fatalf("%d ids held for a thread never read", len(ts.ahead))
+		}
+	}
+	if sent != 80*maxUnreadRuns {
+		t.Errorf("%d spans sent, want %d", sent, 80*maxUnreadRuns)
+	}
+	if st := h.Stats(); st.Lost != 0 {
+		t.Errorf("stats %v", st)
+	}
+}

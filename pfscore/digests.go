@@ -304,8 +304,14 @@ func (t *digestTable) at(i uint64) *digestRecord {
 // number stores r under a new record number and returns the number+1, or 0
 // if every number is taken.
 func (t *digestTable) number(r *digestRecord) uint32 {
+	// Out of numbers, next stops moving (up to one step a concurrent
+	// caller past the end), so it never wraps to a number in use.
+	capacity := uint32(len(t.chunks) * digestChunk)
+	if t.next.Load() >= capacity {
+		return 0
+	}
 	n := t.next.Add(1) - 1
-	if int(n) >= len(t.chunks)*digestChunk {
+	if n >= capacity {
 		return 0
 	}
 	c := t.chunks[n/digestChunk].Load()

@@ -224,7 +224,7 @@ func (t *Thread) endStage() {
 // on the row's own sequence (see stageSlot); it reports false if it got no
 // stable copy, the row being rewritten all along.
 func (c *threadCore) copyStage(dst *[stageWidth]uint64) bool {
-	for range 64 {
+	for i := 0; copyRetry(i); i++ {
 		v := c.stageRow.seq.Load()
 		if v&1 != 0 {
 			continue

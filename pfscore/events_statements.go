@@ -529,7 +529,10 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *St
 		if d > 0 {
 			t.stmtNest = t.stmts[d-1].nest
 		}
-		t.stmtDepthCell.Set(uint64(d))
+		// Readers copy the rows below the published depth: it drops only
+		// once the row is ended and in history (below), or a reader would
+		// see the statement neither in progress nor in history.
+		defer t.stmtDepthCell.Set(uint64(d))
 	} else {
 		// Statements above it are still open: it ends in place, and leaves
 		// the stack with them. What begins next nests in the innermost.
@@ -595,7 +598,7 @@ func (t *Thread) nesting() (uint64, NestingType) {
 // sequence; false if no stable copy came.
 func (c *threadCore) copyStmt(level int, dst *[stmtWidth]uint64, refs *[stmtRefs]unsafe.Pointer) bool {
 	slot := &c.stmtRows[level]
-	for range 64 {
+	for i := 0; copyRetry(i); i++ {
 		v := slot.seq.Load()
 		if v&1 != 0 {
 			continue

@@ -315,7 +315,7 @@ func (t *Thread) endTransaction(tx *Transaction, mode AccessMode, timed bool, wa
 
 // copyTrx copies the thread's current transaction row.
 func (c *threadCore) copyTrx(dst *[trxWidth]uint64) bool {
-	for range 64 {
+	for i := 0; copyRetry(i); i++ {
 		v := c.trxRow.seq.Load()
 		if v&1 != 0 {
 			continue

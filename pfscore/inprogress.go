@@ -1,6 +1,9 @@
 package pfscore
 
-import "slices"
+import (
+	"runtime"
+	"slices"
+)
 
 // An EventKey names an event: its thread and EVENT_ID.
 type EventKey struct {
@@ -58,3 +61,24 @@ func markUnread(unread map[uint64]bool, t *Thread) {
 		unread[t.id] = true
 	}
 }
+
+// copyRetry paces the retries of a current row's seqlock copy, i being the
+// attempts made so far: it reports whether to try again. A copy fails when
+// the row's writer is in a section or finished one during the copy; a busy
+// thread opens a section every few hundred nanoseconds, and a writer
+// descheduled inside one holds it for a whole time slice. So the reader
+// spins a while, then yields now and then so that a descheduled writer gets
+// to finish, and gives up after maxCopyAttempts (the row is then unread:
+// see EventsInProgress). Readers only: a writer never waits.
+func copyRetry(i int) bool {
+	if i >= maxCopyAttempts {
+		return false
+	}
+	if i > 0 && i%64 == 0 {
+		runtime.Gosched()
+	}
+	return true
+}
+
+// maxCopyAttempts bounds the attempts to copy one current row.
+const maxCopyAttempts = 1024

@@ -126,7 +126,7 @@ func (s *Schema) eventsWaitsCurrent(unread map[uint64]bool) []WaitEvent {
 // and reports false if it got no stable copy; n is the number of rows
 // copied, some of which may be empty (no event yet).
 func (c *threadCore) copyWaits(dst *[waitStackDepth][waitWidth]uint64) (n int, ok bool) {
-	for range 16 {
+	for i := 0; copyRetry(i); i++ {
 		g := c.guard.Load()
 		if g&guardBusy != 0 {
 			continue
