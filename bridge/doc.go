@@ -242,18 +242,21 @@
 // HistoryStats.Lost, one Read after the Read that saw the ids around it.
 // The current rows are copied without blocking their writers, and a copy
 // can fail (its goroutine descheduled in the middle of a write): a Read
-// decides nothing about such a thread, and a later Read does. A History
-// over Tables other than a *pfscore.Schema cannot tell such a thread from
-// one with nothing in progress, and may count its events lost and drop
-// them. Lost is a lower bound: events of a
-// thread after the last id a Read found, when the thread ends before the
+// decides nothing about such a thread, and a later Read does (the 16th
+// such Read in a row decides all the same, so that the ids it holds stay
+// bounded). A History over Tables other than a *pfscore.Schema cannot tell
+// such a thread from one with nothing in progress, and may count its
+// events lost and drop them. Lost is a lower bound: events of a thread
+// after the last id a Read found, when the thread ends before the
 // next Read finds one, go uncounted, and so do the events of a thread that
 // existed before NewHistory and that come before the first one read. It
 // counts only while, for every kind of event, the current consumer is off
 // or the history_long consumer on (the kinds of ids the History cannot
 // see would otherwise look lost); with MySQL's default consumers
 // (events_transactions_current on, its history_long off) it counts
-// nothing. An id that TRUNCATE cut counts as lost; a thread turned to
+// nothing. An id that TRUNCATE cut counts as lost, and so does a statement
+// or transaction still in progress when its thread ended (it never gets a
+// history row; what nested in it is sent as orphans); a thread turned to
 // HISTORY=NO, or a TRUNCATE of a current table, can make ids look lost.
 // Threads that ended and left no row in the tables are forgotten.
 //
