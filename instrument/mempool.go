@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/bits"
 	"sync"
+	"unsafe"
 
 	"github.com/otelpfs/otelpfs/pfscore"
 )
@@ -22,10 +23,9 @@ const (
 // bufferClass returns the size class of a buffer of n bytes, n at most
 // MaxPooledBuffer: the smallest k with n <= 64<<k.
 func bufferClass(n int) int {
-	if n <= 1<<minBufferShift {
-		return 0
-	}
-	return bits.Len(uint(n-1)) - minBufferShift
+	// (n-1)>>6 is 0 for n in 1..64, and max(n, 1) keeps 0 in class 0
+	// without a branch.
+	return bits.Len(uint(max(n, 1)-1) >> minBufferShift)
 }
 
 // A BufferPool is a pool of byte slices in the manner of sync.Pool, by size
@@ -109,7 +109,9 @@ func (p *BufferPool) Get(ctx context.Context, n int) *Buffer {
 		k := bufferClass(n)
 		if v := p.pools[k].Get(); v != nil {
 			b := v.(*Buffer)
-			b.B = b.buf[:n]
+			if len(b.B) != n || cap(b.B) != cap(b.buf) || unsafe.SliceData(b.B) != unsafe.SliceData(b.buf) {
+				b.B = b.buf[:n] // a store only when B changed: no write barrier in the common case
+			}
 			b.held = true // b.mem is {p.mem or another pool's class, len(b.buf), zero owner}: Put left it so
 			return b
 		}

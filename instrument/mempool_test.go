@@ -133,6 +133,24 @@ func TestBufferPoolReuse(t *testing.T) {
 		}
 		p.Put(b)
 	}
+	// Reslices that keep B's length: Get must still hand out the whole
+	// array from its start (it skips the store only when B is already so).
+	for _, reslice := range []func(b []byte) []byte{
+		func(b []byte) []byte { return b[:500:500] },              // capacity cut
+		func(b []byte) []byte { return b[1:501] },                 // start moved
+		func(b []byte) []byte { return append(b[:500], 1)[:500] }, // same array, len kept
+	} {
+		for range 10 {
+			b = p.Get(context.Background(), 500)
+			b.B = reslice(b.B)
+			p.Put(b)
+			b = p.Get(context.Background(), 500)
+			if len(b.B) != 500 || cap(b.B) != 512 || &b.B[:512][511] != &b.buf[511] {
+				t.Fatalf("Get(500) after a reslice: len %d cap %d", len(b.B), cap(b.B))
+			}
+			p.Put(b)
+		}
+	}
 }
 
 // Get and Put allocate nothing in the steady state, class off or on.
