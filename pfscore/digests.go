@@ -102,7 +102,17 @@ type stmtCache struct {
 	// building its name.
 	commands   atomic.Pointer[map[string]*Class]
 	commandsMu sync.Mutex
+	// texts remembers recent digests by DIGEST: texts that differ only in
+	// their literals (new to the cache, a digest it has seen) share one
+	// DIGEST_TEXT string rather than allocating one each. A slot holds an
+	// entry's digestInfo, immutable once stored (and so the entry, until
+	// the slot is replaced: at most len(texts) entries the cache evicted).
+	texts [digestTextSlots]atomic.Pointer[digestInfo]
 }
+
+// digestTextSlots is the size of stmtCache.texts: a service has a few
+// hundred digests, of which the few whose texts vary miss the cache.
+const digestTextSlots = 256
 
 // maxStatementCache bounds WithStatementCacheSize.
 const maxStatementCache = 1 << 20
@@ -209,10 +219,23 @@ func (c *stmtCache) compute(d *digestInfo, text string, normalized bool) {
 	}
 	n := c.norm.Get().(*digest.Normalizer)
 	r := n.Normalize(text)
-	if r.TokenBytes > 0 && len(r.Text) > 0 {
-		d.has, d.digest, d.text = true, r.Digest, string(r.Text)
+	if r.TokenBytes == 0 || len(r.Text) == 0 {
+		c.norm.Put(n)
+		return
 	}
+	d.has, d.digest = true, r.Digest
+	slot := &c.texts[binary.LittleEndian.Uint64(r.Digest[:8])%digestTextSlots]
+	// Sharing needs equal texts; the digests are compared first because
+	// they differ sooner (equal digests with unequal texts would take
+	// SHA-256 broken).
+	if p := slot.Load(); p != nil && p.digest == r.Digest && p.text == string(r.Text) {
+		d.text = p.text
+		c.norm.Put(n)
+		return
+	}
+	d.text = string(r.Text)
 	c.norm.Put(n)
+	slot.Store(d) // d is complete: its fields are not written again
 }
 
 // stmtCounter indexes the per-statement counters summaries add up besides

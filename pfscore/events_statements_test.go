@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/otelpfs/otelpfs/digest"
 )
@@ -349,6 +350,50 @@ func TestStatementCacheNormalizesOnce(t *testing.T) {
 	off := newStmtCache(nil, 0, 1024)
 	if e := off.lookup("SELECT 1", false); !e.digestOf().has || e.digestOf().text != "SELECT ?" {
 		t.Errorf("without a cache: %+v", e.digestOf())
+	}
+}
+
+// Texts that differ only in their literals share one DIGEST_TEXT string;
+// texts of other digests keep their own, even when their digests meet in
+// one slot of the cache's digest texts.
+func TestStatementCacheSharesDigestText(t *testing.T) {
+	c := newStmtCache(nil, 64, 1024)
+	a := c.lookup("SELECT * FROM t WHERE id = 1", false).digestOf()
+	b := c.lookup("SELECT * FROM t WHERE id = 22", false).digestOf()
+	if a == b || a.digest != b.digest || unsafe.StringData(a.text) != unsafe.StringData(b.text) {
+		t.Errorf("same digest, texts not shared: %p %q, %p %q", unsafe.StringData(a.text), a.text, unsafe.StringData(b.text), b.text)
+	}
+	d := &digestInfo{}
+	if allocs := testing.AllocsPerRun(100, func() {
+		*d = digestInfo{}
+		c.compute(d, "SELECT * FROM t WHERE id = 333", false)
+	}); allocs != 0 || d.text != a.text {
+		t.Errorf("a known digest's text: %v allocations, want 0", allocs)
+	}
+	// Two other digests in one slot: each keeps its own text, and the
+	// slot's last comer wins it.
+	var first *digestInfo
+	for i := 0; ; i++ {
+		d := c.lookup(fmt.Sprintf("SELECT c%d FROM u WHERE id = 1", i), false).digestOf()
+		if binary.LittleEndian.Uint64(d.digest[:8])%digestTextSlots != binary.LittleEndian.Uint64(a.digest[:8])%digestTextSlots {
+			continue
+		}
+		if first == nil {
+			first = d
+			continue
+		}
+		want := fmt.Sprintf("SELECT `c%d` FROM `u` WHERE `id` = ?", i)
+		if d.text != want || d.digest == first.digest {
+			t.Errorf("colliding digest: text %q, want %q", d.text, want)
+		}
+		again := c.lookup(fmt.Sprintf("SELECT c%d FROM u WHERE id = 2", i), false).digestOf()
+		if again.text != want || unsafe.StringData(again.text) != unsafe.StringData(d.text) {
+			t.Errorf("after a collision: %q", again.text)
+		}
+		break
+	}
+	if first.text == "" || !strings.HasPrefix(first.text, "SELECT `c") {
+		t.Errorf("first colliding digest's text: %q", first.text)
 	}
 }
 
