@@ -75,13 +75,8 @@ func (t *Thread) StartStage(c *Class, source string) {
 		return
 	}
 	var src uint64
-	if source != "" && c != nil && t.s.owns(c) { // the cache holds ids of c's schema only
-		if e := c.source.Load(); e != nil && e.s == source {
-			src = e.id
-		} else {
-			src = t.s.names.Intern(source)
-			c.source.Store(&internedSource{source, src})
-		}
+	if c != nil && t.s.owns(c) { // the cache holds ids of c's schema only
+		src = t.s.classSource(c, source)
 	}
 	g, ok := t.enter()
 	if !ok {
@@ -96,6 +91,24 @@ func (t *Thread) StartStage(c *Class, source string) {
 type internedSource struct {
 	s  string
 	id uint64
+}
+
+// classSource returns the id of source in s's names ("" is 0) through c's
+// cache of the last SOURCE its events were given: a class is begun from the
+// same place again and again, and the cache's hit costs a load and a string
+// comparison where the names table's costs a sync.Map lookup. c must be
+// s's. A SOURCE the full names table refused is cached as 0 too, so it is
+// counted lost once per change of SOURCE, not once per event.
+func (s *Schema) classSource(c *Class, source string) uint64 {
+	if source == "" {
+		return 0
+	}
+	if e := c.source.Load(); e != nil && e.s == source {
+		return e.id
+	}
+	id := s.names.Intern(source)
+	c.source.Store(&internedSource{source, id})
+	return id
 }
 
 // EndStage ends the stage in progress on t, if any.

@@ -373,6 +373,9 @@ func (t *Thread) beginStatement(st *Statement, info *StatementInfo, cons uint32)
 		return
 	}
 	st.meta |= sfEvent
+	if level >= t.stmtRowsUsed {
+		t.stmtRowsUsed = level + 1
+	}
 	if cons&(1<<ConsumerEventsStatementsHistory) != 0 && t.stmtHistory != nil {
 		st.meta |= sfHistory
 	}
@@ -384,10 +387,7 @@ func (t *Thread) beginStatement(st *Statement, info *StatementInfo, cons uint32)
 	t.stmts[level] = stmtLevel{seq: st.seq, id: id, nest: id}
 	t.stmtNest = id
 
-	var src uint64
-	if info.Source != "" {
-		src = t.s.names.Intern(info.Source)
-	}
+	src := t.s.classSource(st.c, info.Source) // st.c is t.s's: startStatement's callers checked
 	misc := uint64(st.meta.timer())<<miscTimer | uint64(level)<<16
 	if parent != 0 {
 		misc |= uint64(nestType) << 8

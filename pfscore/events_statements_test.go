@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -634,5 +635,31 @@ func TestDigestTableNumbers(t *testing.T) {
 	}
 	if slot := tbl.find("app", info(7), 3); slot != slots[7] {
 		t.Errorf("out of numbers, a known digest: slot %d, want %d", slot, slots[7])
+	}
+}
+
+// TestStatementSourceCache: statements and transactions find their
+// SOURCE's id through their class's cache of the last one; a change of
+// SOURCE, back and forth, always shows the SOURCE each event was given.
+func TestStatementSourceCache(t *testing.T) {
+	f := newStmtFixture(t, WithConsumer(ConsumerEventsTransactionsCurrent, true), WithConsumer(ConsumerEventsTransactionsHistory, true))
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	defer th.End()
+	srcs := []string{"one.go:1", "one.go:1", "two.go:2", "", "one.go:1"}
+	for _, src := range srcs {
+		tx := f.s.StartTransaction(th, TransactionInfo{Source: src})
+		st := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 1", Source: src})
+		st.End(StatementResult{})
+		tx.End(true)
+	}
+	var stmts, trxs []string
+	for _, e := range f.s.EventsStatementsHistory() {
+		stmts = append(stmts, e.Source)
+	}
+	for _, e := range f.s.EventsTransactionsHistory() {
+		trxs = append(trxs, e.Source)
+	}
+	if !slices.Equal(stmts, srcs) || !slices.Equal(trxs, srcs) {
+		t.Errorf("statement sources %q, transaction sources %q; want %q", stmts, trxs, srcs)
 	}
 }

@@ -182,10 +182,7 @@ func (t *Thread) beginTransaction(tx *Transaction, info *TransactionInfo, cons u
 	tx.id = t.eventID
 	t.eventID++
 	t.trx.id = tx.id
-	var src uint64
-	if info.Source != "" {
-		src = t.s.names.Intern(info.Source)
-	}
+	src := t.s.classSource(t.s.trxClass, info.Source)
 	misc := uint64(tx.timer)<<miscTimer | uint64(info.Isolation)<<16
 	nest := t.stmtNest
 	if nest != 0 {

@@ -56,7 +56,11 @@ func TestReview21BusyThreadUnread(t *testing.T) {
 	}
 	stop.Store(true)
 	wg.Wait()
-	if byWaits > reads/10 {
+	// The defect gave 67-95%. A writer the OS deschedules inside a write
+	// section makes readers give up too, and on a loaded 2-core machine
+	// (other test packages running beside this one) that is 10-15% of
+	// reads: the bound sits between the two.
+	if byWaits > reads/3 {
 		t.Errorf("a thread with no waits is unread by events_waits_current in %d of %d reads", byWaits, reads)
 	}
 	t.Logf("of %d reads: EventsInProgress unread %d, waits table alone %d, statements table alone %d", reads, any, byWaits, byStmts)

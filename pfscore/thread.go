@@ -126,6 +126,7 @@ type threadCore struct {
 	stmtSeq       uint64 // statements pushed so far: stmtLevel.seq
 	stmtDepthCell owned.Uint64
 	stmtRows      [statementStackDepth]stmtSlot
+	stmtRowsUsed  int // the levels below it had a current row since recycle
 	stmtHistory   *rings.PerThread
 	// stmtX is the thread's statement counters by statement class kind
 	// index, grown like stats.
@@ -381,12 +382,13 @@ func (c *threadCore) recycle() {
 	c.memUsed.clear() // End drained the memory statistics
 	c.stmtDepth, c.stmtNest = 0, 0
 	c.stmtDepthCell.Set(0)
-	for i := range c.stmtRows {
+	for i := range c.stmtRows[:c.stmtRowsUsed] { // the others are empty, their refs nil
 		c.stmtRows[i].cells[qClass].Set(0)
 		for j := range c.stmtRows[i].refs {
 			c.stmtRows[i].refs[j].Set(nil) // let the old strings go
 		}
 	}
+	c.stmtRowsUsed = 0
 	if c.stmtHistory != nil {
 		c.stmtHistory.Reset()
 	}
