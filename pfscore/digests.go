@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,7 +22,7 @@ import (
 // Most of a service's SQL is the same few texts with placeholders, so the
 // digest of a text is computed once: stmtCache maps an exact text to its
 // stmtEntry (DIGEST, DIGEST_TEXT), in a fixed array of atomic pointers, two
-// ways per set, replaced at random on a miss. A hit costs a hash of the text
+// ways per set (a miss fills an empty way, else one at random). A hit costs a hash of the text
 // and a comparison; a miss normalizes the text (digest.Normalizer, pooled)
 // and publishes a new entry. Entries are immutable but for their binding
 // (below), so readers and writers share them without locks; an entry
@@ -149,7 +150,18 @@ func (c *stmtCache) lookup(text string, normalized bool) *stmtEntry {
 		return e
 	}
 	e := &stmtEntry{hash: h, text: strings.Clone(text), normalized: normalized, cache: c}
-	c.slots[i+h>>63].Store(e)
+	// An empty way first, else either at random: a way chosen by the hash
+	// alone would make the cache direct-mapped, and two texts of one set
+	// and way would evict each other at every statement, normalized each
+	// time (two of 4,096 slots: one pair in five among 42 texts).
+	w := i
+	if c.slots[i].Load() != nil {
+		w = i + 1
+		if c.slots[i+1].Load() != nil {
+			w = i + uint64(rand.Uint32()&1)
+		}
+	}
+	c.slots[w].Store(e)
 	return e
 }
 

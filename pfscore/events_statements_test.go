@@ -3,6 +3,7 @@ package pfscore
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"runtime"
 	"slices"
 	"strings"
@@ -661,5 +662,35 @@ func TestStatementSourceCache(t *testing.T) {
 	}
 	if !slices.Equal(stmts, srcs) || !slices.Equal(trxs, srcs) {
 		t.Errorf("statement sources %q, transaction sources %q; want %q", stmts, trxs, srcs)
+	}
+}
+
+// TestStatementCacheTwoWays: two texts of one set stay cached side by side,
+// even when their hashes would pick the same way (the cache placed a new
+// entry by its hash's top bit, so such a pair evicted each other at every
+// statement and was normalized every time).
+func TestStatementCacheTwoWays(t *testing.T) {
+	c := newStmtCache(nil, 2, 1024) // one set of two ways
+	a := "SELECT 0"
+	var b string
+	for i := 1; b == ""; i++ { // a text whose hash picks a's way
+		if x := fmt.Sprintf("SELECT %d", i); maphash.String(c.seed, x)>>63 == maphash.String(c.seed, a)>>63 {
+			b = x
+		}
+	}
+	ea, eb := c.lookup(a, false), c.lookup(b, false)
+	for range 4 {
+		if c.lookup(a, false) != ea || c.lookup(b, false) != eb {
+			t.Fatalf("%q and %q evict each other from a set of two ways", a, b)
+		}
+	}
+	// A third text takes a way at random; the other stays.
+	ec := c.lookup("SELECT 'c'", false)
+	if got := c.lookup("SELECT 'c'", false); got != ec {
+		t.Errorf("the third text was not cached")
+	}
+	in := func(e *stmtEntry) bool { return c.slots[0].Load() == e || c.slots[1].Load() == e }
+	if !in(ec) || in(ea) == in(eb) {
+		t.Errorf("a third text should have replaced exactly one of two: a %v, b %v, c %v", in(ea), in(eb), in(ec))
 	}
 }
