@@ -96,10 +96,7 @@ func (tb *table) slot(s int, t uint64) Slot {
 // pointers.
 func (tb *table) store(s int, t uint64, row []uint64, refs []unsafe.Pointer) {
 	off := s * tb.width
-	cells := tb.cells[off : off+len(row)]
-	for i, x := range row {
-		cells[i].Set(x)
-	}
+	owned.SetAll(tb.cells[off:off+len(row)], row)
 	if tb.nrefs != 0 {
 		tb.storeRefs(s, refs)
 	}

@@ -40,6 +40,29 @@ func (w *Uint64) Add(delta uint64) uint64 {
 	return *p
 }
 
+// SetAll stores src[i] into dst[i] for every i of src, as Set does one cell
+// at a time; dst must be at least as long. Only the cells' owner may call
+// it. Where cells are plain words and rows are short (below bulkWords) it
+// is one copy: a row of twenty cells is a few vector stores instead of
+// twenty turns of a loop. Every aligned word is still stored whole, and the
+// copy is a call the compiler does not move across the caller's closing
+// version store. The bound keeps memmove off its string instructions (REP
+// MOVS, used from 2 KiB on amd64), whose stores are not ordered among
+// themselves.
+func SetAll(dst []Uint64, src []uint64) {
+	dst = dst[:len(src)]
+	if atomicCells || len(src) >= bulkWords {
+		for i, x := range src {
+			dst[i].Set(x)
+		}
+		return
+	}
+	copy(unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst)), src)
+}
+
+// bulkWords bounds the rows SetAll copies in one memmove (see SetAll).
+const bulkWords = 2048 / 8
+
 // Int64 is the signed form of Uint64, with the same contract.
 type Int64 struct {
 	v atomic.Int64

@@ -238,3 +238,28 @@ func BenchmarkPointerStoreOwned(b *testing.B) {
 		}
 	}
 }
+
+// SetAll stores what a loop of Set stores, for rows of every length on both
+// sides of bulkWords, and touches no cell past the row.
+func TestSetAll(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 7, 16, 17, 31, 33, 64, 200, bulkWords - 1, bulkWords, bulkWords + 5} {
+		src := make([]uint64, n)
+		for i := range src {
+			src[i] = uint64(i)*0x9e3779b97f4a7c15 + 1
+		}
+		dst := make([]Uint64, n+3)
+		for i := range dst {
+			dst[i].Set(^uint64(0))
+		}
+		SetAll(dst, src)
+		for i := range dst {
+			want := ^uint64(0)
+			if i < n {
+				want = src[i]
+			}
+			if got := dst[i].Load(); got != want {
+				t.Fatalf("n=%d: cell %d = %#x, want %#x", n, i, got, want)
+			}
+		}
+	}
+}
