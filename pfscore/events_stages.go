@@ -220,9 +220,7 @@ func (t *Thread) endStage() {
 	// (bridge.History counts an event seen in neither as lost).
 	if st.history || st.long {
 		var row [stageWidth]uint64
-		for i := range c {
-			row[i] = c[i].Load()
-		}
+		owned.OwnLoadAll(row[:], c[:]) // the row is this thread's
 		if st.history {
 			t.stageHistory.Append(row[:])
 		}

@@ -564,9 +564,7 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *St
 	if st.meta&(sfHistory|sfLong) != 0 {
 		var row [stmtWidth]uint64
 		var refs [stmtRefs]unsafe.Pointer
-		for i := range c {
-			row[i] = c[i].Load()
-		}
+		owned.OwnLoadAll(row[:], c[:]) // the row is this thread's
 		for i := range refs {
 			refs[i] = slot.refs[i].Load()
 		}

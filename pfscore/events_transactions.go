@@ -296,9 +296,7 @@ func (t *Thread) endTransaction(tx *Transaction, mode AccessMode, timed bool, wa
 	// In progress until the history rows exist (see endStage).
 	if tx.flags&(sfHistory|sfLong) != 0 {
 		var row [trxWidth]uint64
-		for i := range c {
-			row[i] = c[i].Load()
-		}
+		owned.OwnLoadAll(row[:], c[:]) // the row is this thread's
 		if tx.flags&sfHistory != 0 {
 			t.trxHistory.Append(row[:])
 		}

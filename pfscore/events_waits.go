@@ -338,9 +338,7 @@ func (t *Thread) endWaitEvent(w *WaitState, end uint64, bytes int64) {
 		// One copy on the stack, then whole-row appends: rings.Append is
 		// about twice as fast as filling a slot word by word.
 		var row [waitWidth]uint64
-		for i := range c {
-			row[i] = c[i].Load()
-		}
+		owned.OwnLoadAll(row[:], c[:]) // the row is this thread's
 		if w.flags&wsHistory != 0 {
 			t.history.Append(row[:])
 		}

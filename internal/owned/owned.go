@@ -60,6 +60,14 @@ func SetAll(dst []Uint64, src []uint64) {
 	copy(unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst)), src)
 }
 
+// OwnLoadAll copies src's values into dst, which must be at least as long.
+// Only the cells' owner may call it: the cells are its own, no one else
+// stores them, so it reads them with plain loads (one copy) rather than
+// atomic ones.
+func OwnLoadAll(dst []uint64, src []Uint64) {
+	copy(dst[:len(src)], unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(src))), len(src)))
+}
+
 // bulkWords bounds the rows SetAll copies in one memmove (see SetAll).
 const bulkWords = 2048 / 8
 

@@ -263,3 +263,24 @@ func TestSetAll(t *testing.T) {
 		}
 	}
 }
+
+// OwnLoadAll copies what Load would load, and only the cells given.
+func TestOwnLoadAll(t *testing.T) {
+	for _, n := range []int{0, 1, 5, 33, 300} {
+		src := make([]Uint64, n)
+		for i := range src {
+			src[i].Set(uint64(i) + 7)
+		}
+		dst := make([]uint64, n+2)
+		dst[n], dst[n+1] = 1, 2
+		OwnLoadAll(dst, src)
+		for i := range n {
+			if dst[i] != src[i].Load() {
+				t.Fatalf("n=%d: dst[%d] = %d, want %d", n, i, dst[i], src[i].Load())
+			}
+		}
+		if dst[n] != 1 || dst[n+1] != 2 {
+			t.Fatalf("n=%d: wrote past the row", n)
+		}
+	}
+}
