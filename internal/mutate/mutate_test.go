@@ -122,3 +122,22 @@ func TestParseBuildFailure(t *testing.T) {
 		t.Errorf("broken = %q, want the compiler's error", msg)
 	}
 }
+
+// Every mutation still applies to the repository's engine: an edit of the
+// code a mutation targets must update the mutation with it, or `make
+// mutation` (outside make test) stops on it.
+func TestMutationsApplyToTree(t *testing.T) {
+	root, err := repoRoot()
+	if err != nil {
+		t.Skip("not in a git checkout:", err)
+	}
+	tr, err := snapshot(root)
+	if err != nil {
+		t.Skip("no git tree:", err)
+	}
+	for _, m := range mutations {
+		if _, err := apply(m, tr.files); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -301,7 +301,7 @@ var mutations = []mutation{
 		area: "pfscore", name: "digest-insert-no-recheck", race: true, pkgs: pfscorePkgs,
 		desc: "a digest insert that loses the race for a slot moves on instead of comparing the winner's key",
 		edits: []edit{{"pfscore/digests.go",
-			"\t\t\tr = t.index[i].Load() // another goroutine took the slot\n",
+			"\t\t\tr = t.at(i) // another goroutine took the slot\n",
 			"\t\t\tcontinue\n"}},
 	},
 	{
