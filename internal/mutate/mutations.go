@@ -305,6 +305,20 @@ var mutations = []mutation{
 			"\t\t\tcontinue\n"}},
 	},
 	{
+		area: "pfscore", name: "stmt-cache-way-by-hash", pkgs: pfscorePkgs,
+		desc: "the statement cache places a new text by its hash alone: two texts of one set and way evict each other",
+		edits: []edit{{"pfscore/digests.go",
+			"\tc.slots[w].Store(e)\n",
+			"\tc.slots[i+h>>63].Store(e)\n\t_ = w\n"}},
+	},
+	{
+		area: "pfscore", name: "source-cache-stale", pkgs: pfscorePkgs,
+		desc: "a class's SOURCE cache answers with its last id whatever the SOURCE",
+		edits: []edit{{"pfscore/events_stages.go",
+			"\tif e := c.source.Load(); e != nil && e.s == source {\n",
+			"\tif e := c.source.Load(); e != nil {\n"}},
+	},
+	{
 		area: "pfscore", name: "digest-truncate-keeps-table", pkgs: pfscorePkgs,
 		desc: "TRUNCATE of the digest summary keeps the full table (and its NULL row)",
 		edits: []edit{{"pfscore/table_digests.go",
