@@ -221,3 +221,29 @@ func inProgressEnd(tm hwclock.Timer, start uint64) uint64 {
 	}
 	return start
 }
+
+// EventsWaitsHistoryLongNested reads events_waits_history_long as
+// EventsWaitsHistoryLong does, oldest first, but decodes only the rows
+// that nest in another event, or are in progress: it appends those to
+// rows, and to outer, undecoded, the keys of the others, ended waits
+// outside any event (NESTING_EVENT_ID NULL). A reader that builds trees of
+// events (the bridge's History) needs such a wait's key alone, and a
+// service's waits are mostly such waits: decoding them is most of a read.
+func (s *Schema) EventsWaitsHistoryLongNested(rows []WaitEvent, outer []EventKey) ([]WaitEvent, []EventKey) {
+	if s.waitsLong == nil {
+		return rows, outer
+	}
+	words := s.waitsLong.AppendRows(nil)
+	classes := s.Classes() // only grows: a class found here, decodeWait finds
+	for i := 0; i+waitWidth <= len(words); i += waitWidth {
+		c := words[i : i+waitWidth]
+		if ci := c[wClass]; ci != 0 && ci <= uint64(len(classes)) && c[wNestingID] == 0 && c[wEndEventID] != 0 {
+			outer = append(outer, EventKey{c[wThreadID], c[wEventID]})
+			continue
+		}
+		if e, ok := s.decodeWait(c); ok {
+			rows = append(rows, e)
+		}
+	}
+	return rows, outer
+}
