@@ -1,6 +1,8 @@
 package pfscore
 
 import (
+	"sync"
+
 	"github.com/otelpfs/otelpfs/hwclock"
 )
 
@@ -222,6 +224,12 @@ func inProgressEnd(tm hwclock.Timer, start uint64) uint64 {
 	return start
 }
 
+// wordsPool holds the buffers EventsWaitsHistoryLongNested copies a ring
+// into: a reader that calls it every few milliseconds would otherwise
+// allocate and clear the whole ring's words (about 1 MB at 10,000 rows)
+// each time. Nothing the read returns points into one.
+var wordsPool = sync.Pool{New: func() any { return new([]uint64) }}
+
 // EventsWaitsHistoryLongNested reads events_waits_history_long as
 // EventsWaitsHistoryLong does, oldest first, but decodes only the rows
 // that nest in another event, or are in progress: it appends those to
@@ -233,7 +241,10 @@ func (s *Schema) EventsWaitsHistoryLongNested(rows []WaitEvent, outer []EventKey
 	if s.waitsLong == nil {
 		return rows, outer
 	}
-	words := s.waitsLong.AppendRows(nil)
+	buf := wordsPool.Get().(*[]uint64)
+	defer func() { wordsPool.Put(buf) }()
+	words := s.waitsLong.AppendRows((*buf)[:0])
+	*buf = words // grown, kept for the next read
 	classes := s.Classes() // only grows: a class found here, decodeWait finds
 	for i := 0; i+waitWidth <= len(words); i += waitWidth {
 		c := words[i : i+waitWidth]
