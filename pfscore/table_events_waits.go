@@ -244,7 +244,7 @@ func (s *Schema) EventsWaitsHistoryLongNested(rows []WaitEvent, outer []EventKey
 	buf := wordsPool.Get().(*[]uint64)
 	defer func() { wordsPool.Put(buf) }()
 	words := s.waitsLong.AppendRows((*buf)[:0])
-	*buf = words // grown, kept for the next read
+	*buf = words           // grown, kept for the next read
 	classes := s.Classes() // only grows: a class found here, decodeWait finds
 	for i := 0; i+waitWidth <= len(words); i += waitWidth {
 		c := words[i : i+waitWidth]
