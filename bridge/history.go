@@ -294,14 +294,20 @@ func strictAccounting(cons map[pfscore.Consumer]bool) bool {
 func (h *History) account(snap *snapshot, progress []key, inProgress map[key]struct{},
 	unread map[uint64]bool, live []uint64, strict bool) (fresh []*node, roots []key) {
 	type span struct{ lo, hi uint64 } // ids in the snapshot: [lo, hi]
-	seen := map[uint64]span{}
+	seen := map[uint64]*span{}
+	// A ring holds a thread's rows in runs: the thread of the row before
+	// is looked up once, not once a row (note and isNew).
+	var lastSeen *span // of thread lastThread, once not nil
+	var lastThread uint64
 	note := func(k key) {
-		r, ok := seen[k.thread]
-		if !ok {
-			r = span{k.event, k.event}
+		if lastSeen == nil || k.thread != lastThread {
+			lastThread, lastSeen = k.thread, seen[k.thread]
+			if lastSeen == nil {
+				lastSeen = &span{k.event, k.event}
+				seen[k.thread] = lastSeen
+			}
 		}
-		r.lo, r.hi = min(r.lo, k.event), max(r.hi, k.event)
-		seen[k.thread] = r
+		lastSeen.lo, lastSeen.hi = min(lastSeen.lo, k.event), max(lastSeen.hi, k.event)
 	}
 	for _, k := range snap.trx {
 		note(k)
@@ -344,8 +350,14 @@ func (h *History) account(snap *snapshot, progress []key, inProgress map[key]str
 		}
 		h.threads[th] = ts
 	}
+	// h.threads does not change while isNew runs.
+	var lastTS *threadState
+	looked := false
 	isNew := func(k key) bool {
-		ts := h.threads[k.thread]
+		if !looked || k.thread != lastThread {
+			lastThread, lastTS, looked = k.thread, h.threads[k.thread], true
+		}
+		ts := lastTS
 		if ts == nil {
 			return false // a thread first seen unread: read again later
 		}
