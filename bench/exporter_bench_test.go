@@ -71,6 +71,22 @@ import (
 // is taken from the benchmark's goroutine, so the figures may overstate
 // what a machine with a core to spare would show.
 //
+// Since then History no longer decodes, pools and sorts the waits it drops
+// (those outside any statement, stage or wait: every wait this benchmark
+// makes; see pfscore.Schema.EventsWaitsHistoryLongNested), and a ring read
+// sizes its buffer by the rows the ring holds, so the three nearly empty
+// rings it reads no longer cost their whole size. One Read of a full
+// 10,000-row waits ring went from about 16 ms, 16.5 MB and 20,000
+// allocations to 2-4 ms, 1.7 MB and 66. Measured 2026-11-27 on the 2-core
+// AMD EPYC VM, shared with two other engineers' benchmarks (load 6-8 on 2
+// cores), 8 interleaved rounds of -benchtime=1s of the previous build and
+// this one: the pipeline's share of a 3 s CPU profile fell from 23% (Down)
+// and 26% (Slow) to 2.3% and 5.3%, and B/op from about 52 to 5. The wall
+// times cannot show the budget on a machine that loaded: None 91 ns ±13%,
+// Down 223 ns ±38% and Slow 190 ns ±119% before; None 89 ns ±20%, Down
+// 125 ns ±181% and Slow 105 ns ±68% after (single rounds of Down ranged
+// from -14% to +1,455% over None). Judge it on a quiet machine.
+//
 // allocs/op counts every goroutine's allocations (runtime.MemStats), the
 // pipeline's included, divided by the loop's iterations: it stays 0 while
 // the provider path allocates nothing and the pipeline's allocations are

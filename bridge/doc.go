@@ -11,9 +11,10 @@
 //	provider := metric.NewMeterProvider(metric.WithReader(reader))
 //
 // The producer reads through pfscore.Tables (Catalog and Query); over a
-// *pfscore.Schema it also reads the digests' histogram buckets directly,
-// which a remote Tables (exporter.Client) cannot, so over one it exports
-// no histograms.
+// *pfscore.Schema it reads each table in place instead (Schema.ReadRows:
+// no Value per cell, about a third less time per collection), and the
+// digests' histogram buckets directly, which a remote Tables
+// (exporter.Client) cannot, so over one it exports no histograms.
 //
 // # What is exported
 //
@@ -164,7 +165,10 @@
 // History turns the _history_long tables into spans. NewHistory(t) takes
 // any pfscore.Tables (a *pfscore.Schema is read directly, others through
 // Query); each Read returns the spans of what ended since the previous
-// Read, and the first Read those of what the tables hold. It needs the
+// Read, and the first Read those of what the tables hold. A Read copies the
+// whole of each _history_long ring; of a *pfscore.Schema's waits it decodes
+// only those that nest in an event, and of the others, which become
+// nothing, takes the ids alone (Schema.EventsWaitsHistoryLongNested). It needs the
 // current and history_long consumers of the events it is to show
 // (events_statements_*, events_stages_*, events_waits_*; the history_long
 // ones are off by default, as in MySQL).

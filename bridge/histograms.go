@@ -127,9 +127,9 @@ func (h *digestHist) begin(n int) {
 // for the NULL row (the statements of digests the table had no room for),
 // and for a digest the engine no longer has (the table was truncated
 // between the reads).
-func (h *digestHist) read(row pfscore.Row) (count uint64, b pfscore.DigestBuckets, ok bool) {
-	schema, _ := row[h.schema].(string)
-	dg, _ := row[h.digest].(string)
+func (h *digestHist) read(row pfscore.RowView) (count uint64, b pfscore.DigestBuckets, ok bool) {
+	schema, _ := row.String(h.schema)
+	dg, _ := row.String(h.digest)
 	if dg == "" {
 		return 0, b, false
 	}
@@ -164,7 +164,7 @@ func (h *digestHist) observe(st *histState, sum uint64) (reset bool) {
 // before (s.hist), so that when it comes back its histogram restarts as
 // its sums do: at the previous collection, with that collection's values
 // taken off.
-func (h *digestHist) track(s *series, row pfscore.Row) {
+func (h *digestHist) track(s *series, row pfscore.RowView) {
 	if s.hist == nil {
 		return
 	}
@@ -176,7 +176,7 @@ func (h *digestHist) track(s *series, row pfscore.Row) {
 // add appends the histogram point of a top-N digest row for series s.
 // back says the digest is back in the top N; fresh is the StartTime of
 // counts made since the previous collection.
-func (h *digestHist) add(s *series, row pfscore.Row, back bool, fresh, now time.Time) {
+func (h *digestHist) add(s *series, row pfscore.RowView, back bool, fresh, now time.Time) {
 	count, b, ok := h.read(row)
 	if !ok {
 		return

@@ -241,14 +241,14 @@ func (h *History) Read() ([]Span, error) {
 	for _, k := range progress {
 		inProgress[k] = struct{}{}
 	}
-	fresh := h.account(&snap, progress, inProgress, unread, live, strictAccounting(cons))
+	fresh, roots := h.account(&snap, progress, inProgress, unread, live, strictAccounting(cons))
 
 	h.previous, h.recent = h.recent, make(map[key]spanRef, len(h.recent))
 	for _, n := range fresh {
 		h.pool[n.key] = n
 		h.order = append(h.order, n.key)
 	}
-	out := h.assemble(inProgress, unread)
+	out := h.assemble(inProgress, unread, roots)
 	h.evict()
 	h.pending.Store(int64(len(h.pool)))
 	h.spans.Add(uint64(len(out)))
@@ -276,7 +276,9 @@ func strictAccounting(cons map[pfscore.Consumer]bool) bool {
 }
 
 // account runs the cursor over a snapshot: it returns the rows not read
-// before, as nodes, and counts the gaps it can decide as lost.
+// before, as nodes, and counts the gaps it can decide as lost. The waits
+// among them outside any statement, stage or wait, which no span holds,
+// it returns as roots, by key alone (see assemble).
 //
 // A thread's EVENT_IDs come from one counter, in the order its events
 // begin, and every event that has one ends in a _history_long table (when
@@ -290,16 +292,22 @@ func strictAccounting(cons map[pfscore.Consumer]bool) bool {
 // (at most maxUnreadRuns Reads; see threadState.unreadRuns). account
 // removes from unread the threads it decided about all the same.
 func (h *History) account(snap *snapshot, progress []key, inProgress map[key]struct{},
-	unread map[uint64]bool, live []uint64, strict bool) []*node {
+	unread map[uint64]bool, live []uint64, strict bool) (fresh []*node, roots []key) {
 	type span struct{ lo, hi uint64 } // ids in the snapshot: [lo, hi]
-	seen := map[uint64]span{}
+	seen := map[uint64]*span{}
+	// A ring holds a thread's rows in runs: the thread of the row before
+	// is looked up once, not once a row (note and isNew).
+	var lastSeen *span // of thread lastThread, once not nil
+	var lastThread uint64
 	note := func(k key) {
-		r, ok := seen[k.thread]
-		if !ok {
-			r = span{k.event, k.event}
+		if lastSeen == nil || k.thread != lastThread {
+			lastThread, lastSeen = k.thread, seen[k.thread]
+			if lastSeen == nil {
+				lastSeen = &span{k.event, k.event}
+				seen[k.thread] = lastSeen
+			}
 		}
-		r.lo, r.hi = min(r.lo, k.event), max(r.hi, k.event)
-		seen[k.thread] = r
+		lastSeen.lo, lastSeen.hi = min(lastSeen.lo, k.event), max(lastSeen.hi, k.event)
 	}
 	for _, k := range snap.trx {
 		note(k)
@@ -312,6 +320,9 @@ func (h *History) account(snap *snapshot, progress []key, inProgress map[key]str
 	}
 	for i := range snap.waits {
 		note(key{snap.waits[i].ThreadID, snap.waits[i].EventID})
+	}
+	for _, k := range snap.outer {
+		note(k)
 	}
 	progressBy := map[uint64][]uint64{}
 	for _, k := range progress {
@@ -339,8 +350,14 @@ func (h *History) account(snap *snapshot, progress []key, inProgress map[key]str
 		}
 		h.threads[th] = ts
 	}
+	// h.threads does not change while isNew runs.
+	var lastTS *threadState
+	looked := false
 	isNew := func(k key) bool {
-		ts := h.threads[k.thread]
+		if !looked || k.thread != lastThread {
+			lastThread, lastTS, looked = k.thread, h.threads[k.thread], true
+		}
+		ts := lastTS
 		if ts == nil {
 			return false // a thread first seen unread: read again later
 		}
@@ -357,7 +374,6 @@ func (h *History) account(snap *snapshot, progress []key, inProgress map[key]str
 		ts.ahead[k.event] = struct{}{}
 		return true
 	}
-	var fresh []*node
 	for _, k := range snap.trx {
 		isNew(k)
 	}
@@ -386,15 +402,24 @@ func (h *History) account(snap *snapshot, progress []key, inProgress map[key]str
 	for i := range snap.waits {
 		e := &snap.waits[i]
 		if k := (key{e.ThreadID, e.EventID}); !e.InProgress && isNew(k) {
-			row := *e // a copy: a pending node must not keep the whole snapshot alive
-			n := &node{kind: kindWait, key: k, wait: &row}
+			var parent key
 			switch e.NestingEventType {
 			case pfscore.NestingStatement, pfscore.NestingStage, pfscore.NestingWait:
 				if e.NestingEventID != 0 {
-					n.parent = key{e.ThreadID, e.NestingEventID}
+					parent = key{e.ThreadID, e.NestingEventID}
 				}
 			}
-			fresh = append(fresh, n)
+			if parent.event == 0 {
+				roots = append(roots, k)
+				continue
+			}
+			row := *e // a copy: a pending node must not keep the whole snapshot alive
+			fresh = append(fresh, &node{kind: kindWait, key: k, parent: parent, wait: &row})
+		}
+	}
+	for _, k := range snap.outer {
+		if isNew(k) {
+			roots = append(roots, k)
 		}
 	}
 
@@ -461,27 +486,59 @@ func (h *History) account(snap *snapshot, progress []key, inProgress map[key]str
 			delete(h.unreadRuns, th)
 		}
 	}
-	return fresh
+	return fresh, roots
 }
 
 // assemble sends every tree of pending rows whose root is known: a root
 // statement or stage, or a child of a span sent earlier, or an orphan.
-func (h *History) assemble(inProgress map[key]struct{}, unread map[uint64]bool) []Span {
+// roots are the waits this Read found outside any span (see account): they
+// are dropped, uncounted, with what nests in them, as a wait in nothing
+// is; they never enter the pool, where most Reads would put thousands of
+// them only to drop them.
+func (h *History) assemble(inProgress map[key]struct{}, unread map[uint64]bool, roots []key) []Span {
 	children := make(map[key][]*node, len(h.pool))
 	var tops []*node
+	var parentless map[key]bool // the parents of pending rows, not pending themselves
 	for _, n := range h.pool {
 		if n.parent.event != 0 {
 			if _, ok := h.pool[n.parent]; ok {
 				children[n.parent] = append(children[n.parent], n)
 				continue
 			}
+			if parentless == nil {
+				parentless = map[key]bool{}
+			}
+			parentless[n.parent] = true
 		}
 		tops = append(tops, n)
+	}
+	// The roots that rows wait for take them as children: dropped with
+	// them below, they are not tops.
+	var dropped []key
+	for _, k := range roots {
+		if parentless[k] {
+			dropped = append(dropped, k)
+			parentless[k] = false // once
+		}
+	}
+	if len(dropped) > 0 {
+		tops = slices.DeleteFunc(tops, func(n *node) bool {
+			if n.parent.event != 0 && !parentless[n.parent] && slices.Contains(dropped, n.parent) {
+				children[n.parent] = append(children[n.parent], n)
+				return true
+			}
+			return false
+		})
 	}
 	slices.SortFunc(tops, func(a, b *node) int {
 		return cmp.Or(cmp.Compare(a.key.thread, b.key.thread), cmp.Compare(a.key.event, b.key.event))
 	})
 	b := spanBuilder{h: h, children: children, now: h.cfg.now()}
+	for _, k := range dropped {
+		for _, c := range children[k] {
+			b.drop(c, false) // in a wait in nothing: no span to hold them
+		}
+	}
 	for _, n := range tops {
 		switch {
 		case n.parent.event == 0:

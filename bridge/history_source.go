@@ -30,6 +30,10 @@ type snapshot struct {
 	stmts  []pfscore.StatementEvent
 	stages []pfscore.StageEvent
 	waits  []pfscore.WaitEvent
+	// outer are the ended waits outside any event (NESTING_EVENT_ID
+	// NULL), by key alone: History sends no span for them, and needs only
+	// their ids (see pfscore.Schema.EventsWaitsHistoryLongNested).
+	outer []key
 }
 
 // The tables History reads, outermost events first: a statement ends after
@@ -165,13 +169,19 @@ func (s tablesSource) history() (snapshot, error) {
 		return snap, err
 	}
 	noBytes := nullColumn(res, "NUMBER_OF_BYTES")
+	nested := waits[:0]
 	for i := range waits {
-		e := &waits[i]
+		e := waits[i]
 		e.Timed = e.TimerStart != 0
 		e.InProgress = e.EndEventID == 0
 		e.HasBytes = !noBytes(i)
+		if e.NestingEventID == 0 && !e.InProgress {
+			snap.outer = append(snap.outer, key{e.ThreadID, e.EventID})
+		} else {
+			nested = append(nested, e)
+		}
 	}
-	snap.waits = waits
+	snap.waits = nested
 	return snap, nil
 }
 
@@ -214,6 +224,11 @@ func (s schemaSource) history() (snapshot, error) {
 	}
 	snap.stmts = s.s.EventsStatementsHistoryLong()
 	snap.stages = s.s.EventsStagesHistoryLong()
-	snap.waits = s.s.EventsWaitsHistoryLong()
+	waits, outer := s.s.EventsWaitsHistoryLongNested(nil, nil)
+	snap.waits = waits
+	snap.outer = make([]key, len(outer))
+	for i, k := range outer {
+		snap.outer[i] = key{k.ThreadID, k.EventID}
+	}
 	return snap, nil
 }

@@ -47,6 +47,7 @@ type Producer struct {
 	seen   int                  // series in the map this collection exported
 	last   time.Time            // the previous collection, zero before the first
 	vals   []pfscore.Value      // scratch: a row's attribute values
+	cum    []uint64             // scratch: a row's cumulative values, by tp.cumul
 	// order is, by plan, the series of each row position at the previous
 	// collection: a table lists its rows in the same order from one read
 	// to the next (threads, then classes), so row finds most series by
@@ -163,16 +164,16 @@ func (p *Producer) Produce(ctx context.Context) ([]metricdata.ScopeMetrics, erro
 			errs = append(errs, err)
 			break
 		}
-		res, err := p.tables.Query(tp.table, pfscore.Query{})
+		rows, err := p.read(tp.table)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("bridge: %s: %w", tp.table, err))
 			continue
 		}
-		if len(res.Columns) != len(tp.columns) {
-			errs = append(errs, fmt.Errorf("bridge: %s: %d columns, the catalog said %d", tp.table, len(res.Columns), len(tp.columns)))
+		if n := len(rows.Columns()); n != len(tp.columns) {
+			errs = append(errs, fmt.Errorf("bridge: %s: %d columns, the catalog said %d", tp.table, n, len(tp.columns)))
 			continue
 		}
-		out = p.table(out, i, tp, res.Rows, now)
+		out = p.table(out, i, tp, rows, now)
 		read[i] = true
 	}
 	// Forget rows of the tables read that were not exported: gone, or
@@ -208,6 +209,20 @@ func (p *Producer) Produce(ctx context.Context) ([]metricdata.ScopeMetrics, erro
 	return []metricdata.ScopeMetrics{{Scope: p.scope, Metrics: out}}, errors.Join(errs...)
 }
 
+// read returns a snapshot of table: a *pfscore.Schema's read in place
+// (Schema.ReadRows: no Value made per cell, which for a collection of
+// 10,000 rows was a third of its time), any other Tables' through Query.
+func (p *Producer) read(table string) (*pfscore.Rows, error) {
+	if s, ok := p.tables.(*pfscore.Schema); ok && s != nil {
+		return s.ReadRows(table)
+	}
+	res, err := p.tables.Query(table, pfscore.Query{})
+	if err != nil {
+		return nil, err
+	}
+	return pfscore.RowsOf(res), nil
+}
+
 // freshStart is the StartTime of a series seen for the first time, or
 // after a reset: every count it carries was made after the previous
 // collection (which did not export it, or saw larger values), or, at the
@@ -220,32 +235,36 @@ func (p *Producer) freshStart() time.Time {
 }
 
 // table appends the metrics of one table snapshot to out.
-func (p *Producer) table(out []metricdata.Metrics, pi int, tp *tablePlan, rows []pfscore.Row, now time.Time) []metricdata.Metrics {
-	var rest []pfscore.Row
+func (p *Producer) table(out []metricdata.Metrics, pi int, tp *tablePlan, rows *pfscore.Rows, now time.Time) []metricdata.Metrics {
+	n, at := rows.Len(), rows.Row
+	var rest []pfscore.RowView
 	if tp.digest {
-		rows, rest = p.topN(tp, rows)
+		var top []pfscore.RowView
+		top, rest = p.topN(tp, rows)
+		n, at = len(top), func(i int) pfscore.RowView { return top[i] }
 	}
 	bs := make([]builder, len(tp.measures))
-	n := len(rows) + 1
 	for j, m := range tp.measures {
 		bs[j].m = &tp.measures[j]
 		if m.kind == sumInt || m.kind == gaugeInt {
-			bs[j].ints = make([]metricdata.DataPoint[int64], 0, n)
+			bs[j].ints = make([]metricdata.DataPoint[int64], 0, n+1)
 		} else {
-			bs[j].floats = make([]metricdata.DataPoint[float64], 0, n)
+			bs[j].floats = make([]metricdata.DataPoint[float64], 0, n+1)
 		}
 	}
 	if tp.hist != nil {
-		tp.hist.begin(len(rows))
+		tp.hist.begin(n)
 	}
 	order := p.order[pi]
-	if len(order) != len(rows) {
+	if len(order) != n {
 		clear(order[:cap(order)]) // what lies past the new length must not stay reachable
-		order = slices.Grow(order[:0], len(rows))[:len(rows)]
+		order = slices.Grow(order[:0], n)[:n]
 		p.order[pi] = order
 	}
-	for i, row := range rows {
-		if tp.zero(row) {
+	for i := range n {
+		row := at(i)
+		cum := p.cumulative(tp, row)
+		if tp.zero(cum) {
 			continue
 		}
 		s := order[i]
@@ -262,13 +281,18 @@ func (p *Producer) table(out []metricdata.Metrics, pi int, tp *tablePlan, rows [
 				s.offset[c] = s.last[k]
 			}
 		}
-		p.advance(s, tp, row)
+		p.advance(s, cum)
 		for j := range bs {
-			v := row[bs[j].m.col]
-			if s.offset != nil && v != nil && bs[j].m.kind.sum() {
-				v = asUint(v) - s.offset[bs[j].m.col]
+			col := bs[j].m.col
+			u, v, ok := number(row, col)
+			if !ok {
+				continue // NULL: no point
 			}
-			bs[j].add(v, s, now)
+			if s.offset != nil && bs[j].m.kind.sum() {
+				u -= s.offset[col]
+				v = clampInt(u)
+			}
+			bs[j].add(u, v, s, now)
 		}
 		if tp.hist != nil {
 			tp.hist.add(s, row, back, p.freshStart(), now)
@@ -297,11 +321,9 @@ type builder struct {
 	floats []metricdata.DataPoint[float64]
 }
 
-// add appends value v for series s; a NULL value appends nothing.
-func (b *builder) add(v pfscore.Value, s *series, now time.Time) {
-	if v == nil {
-		return
-	}
+// add appends a value for series s: u as a count or as picoseconds,
+// i as a signed count (see number).
+func (b *builder) add(u uint64, i int64, s *series, now time.Time) {
 	// Each point is filled in place, field by field, in the zeroed
 	// capacity table made: a DataPoint is a dozen words, half of them
 	// pointers, and building one to append it copied it whole, write
@@ -310,14 +332,14 @@ func (b *builder) add(v pfscore.Value, s *series, now time.Time) {
 	case sumInt, gaugeInt:
 		b.ints = grow(b.ints)
 		d := &b.ints[len(b.ints)-1]
-		d.Attributes, d.Time, d.Value = s.attrs, now, asInt(v)
+		d.Attributes, d.Time, d.Value = s.attrs, now, i
 		if b.m.kind == sumInt {
 			d.StartTime = s.start
 		}
 	case sumSeconds, gaugeSeconds:
 		b.floats = grow(b.floats)
 		d := &b.floats[len(b.floats)-1]
-		d.Attributes, d.Time, d.Value = s.attrs, now, seconds(v)
+		d.Attributes, d.Time, d.Value = s.attrs, now, Seconds(u)
 		if b.m.kind == sumSeconds {
 			d.StartTime = s.start
 		}
@@ -352,26 +374,36 @@ func (b *builder) metric() (metricdata.Metrics, bool) {
 	return m, true
 }
 
-// zero reports whether every cumulative column of row is zero (or NULL):
-// such a row says nothing yet, and is left out.
-func (tp *tablePlan) zero(row pfscore.Row) bool {
+// cumulative returns row's cumulative values, by tp.cumul, in a scratch
+// slice that the next call reuses.
+func (p *Producer) cumulative(tp *tablePlan, row pfscore.RowView) []uint64 {
+	cum := p.cum[:0]
+	for _, c := range tp.cumul {
+		cum = append(cum, uintOf(row, c))
+	}
+	p.cum = cum
+	return cum
+}
+
+// zero reports whether every cumulative value of a row (cum, by tp.cumul)
+// is zero (or NULL): such a row says nothing yet, and is left out.
+func (tp *tablePlan) zero(cum []uint64) bool {
 	if len(tp.cumul) == 0 {
 		return false
 	}
-	for _, c := range tp.cumul {
-		if asUint(row[c]) != 0 {
+	for _, v := range cum {
+		if v != 0 {
 			return false
 		}
 	}
 	return true
 }
 
-// advance records row's cumulative values in s, and restarts s's sums if
-// any went down: a TRUNCATE the producer noticed.
-func (p *Producer) advance(s *series, tp *tablePlan, row pfscore.Row) {
+// advance records a row's cumulative values (cum, by tp.cumul) in s, and
+// restarts s's sums if any went down: a TRUNCATE the producer noticed.
+func (p *Producer) advance(s *series, cum []uint64) {
 	reset := false
-	for k, c := range tp.cumul {
-		v := asUint(row[c])
+	for k, v := range cum {
 		if v < s.last[k] {
 			reset = true
 		}
@@ -387,9 +419,9 @@ func (p *Producer) advance(s *series, tp *tablePlan, row pfscore.Row) {
 }
 
 // keyOf reports whether row's attribute values are s's.
-func (s *series) keyOf(tp *tablePlan, row pfscore.Row) bool {
+func (s *series) keyOf(tp *tablePlan, row pfscore.RowView) bool {
 	for k, c := range tp.attrs {
-		if s.key[k] != row[c] {
+		if !row.Is(c, s.key[k]) {
 			return false
 		}
 	}
@@ -397,10 +429,10 @@ func (s *series) keyOf(tp *tablePlan, row pfscore.Row) bool {
 }
 
 // row returns the series of a row of plan pi, made on first sight.
-func (p *Producer) row(pi int, tp *tablePlan, row pfscore.Row) *series {
+func (p *Producer) row(pi int, tp *tablePlan, row pfscore.RowView) *series {
 	vals := p.vals[:0]
 	for _, c := range tp.attrs {
-		vals = append(vals, row[c])
+		vals = append(vals, row.Value(c))
 	}
 	p.vals = vals
 	h := p.hash(pi, vals)
@@ -427,9 +459,10 @@ func (p *Producer) row(pi int, tp *tablePlan, row pfscore.Row) *series {
 	return s
 }
 
-// ownValues copies vals into values of their own: a read's Values point
-// into chunks of cells it boxed together (pfscore/box.go), which a series
-// kept between collections would keep alive, a whole read's worth each.
+// ownValues copies vals into values of their own: a Query's Values point
+// into chunks of cells it boxed together (pfscore/box.go), and a string
+// may share its bytes with the read's rows, which a series kept between
+// collections would keep alive, a whole read's worth each.
 func ownValues(vals []pfscore.Value) []pfscore.Value {
 	out := make([]pfscore.Value, len(vals))
 	for i, v := range vals {
@@ -479,15 +512,18 @@ func (p *Producer) hash(pi int, vals []pfscore.Value) uint64 {
 
 // topN splits a digest table's rows into the top N by SUM_TIMER_WAIT (ties
 // in table order) and the rest.
-func (p *Producer) topN(tp *tablePlan, rows []pfscore.Row) (top, rest []pfscore.Row) {
-	if len(rows) <= p.cfg.topDigests {
-		return rows, nil
+func (p *Producer) topN(tp *tablePlan, rows *pfscore.Rows) (top, rest []pfscore.RowView) {
+	all := make([]pfscore.RowView, rows.Len())
+	for i := range all {
+		all[i] = rows.Row(i)
 	}
-	sorted := slices.Clone(rows)
-	slices.SortStableFunc(sorted, func(a, b pfscore.Row) int {
-		return cmp.Compare(asUint(b[tp.sumTimer]), asUint(a[tp.sumTimer]))
+	if len(all) <= p.cfg.topDigests {
+		return all, nil
+	}
+	slices.SortStableFunc(all, func(a, b pfscore.RowView) int {
+		return cmp.Compare(uintOf(b, tp.sumTimer), uintOf(a, tp.sumTimer))
 	})
-	return sorted[:p.cfg.topDigests], sorted[p.cfg.topDigests:]
+	return all[:p.cfg.topDigests], all[p.cfg.topDigests:]
 }
 
 // overflow appends the overflow series of a digest table: the sums of what
@@ -496,7 +532,7 @@ func (p *Producer) topN(tp *tablePlan, rows []pfscore.Row) (top, rest []pfscore.
 // their least MIN and greatest MAX now. Gauges of single digests (the
 // quantiles) have no sum, and the overflow series leaves them out. Each row outside the top N keeps its series' state, unexported,
 // so that a digest returning to the top N keeps its StartTime.
-func (p *Producer) overflow(bs []builder, pi int, tp *tablePlan, rest []pfscore.Row, now time.Time) {
+func (p *Producer) overflow(bs []builder, pi int, tp *tablePlan, rest []pfscore.RowView, now time.Time) {
 	s := p.others[pi]
 	if s == nil {
 		s = &series{plan: pi, hash: overflowHash, start: p.freshStart(), last: make([]uint64, len(tp.cumul)),
@@ -508,26 +544,27 @@ func (p *Producer) overflow(bs []builder, pi int, tp *tablePlan, rest []pfscore.
 	maxs := make([]uint64, len(tp.columns))
 	kept := 0
 	for _, row := range rest {
-		if tp.zero(row) {
+		cum := p.cumulative(tp, row)
+		if tp.zero(cum) {
 			continue
 		}
 		kept++
 		rs := p.row(pi, tp, row)
 		for k, c := range tp.cumul {
-			v := asUint(row[c])
+			v := cum[k]
 			if prev := rs.last[k]; v >= prev && rs.gen != 0 {
 				s.acc[c] = satAdd(s.acc[c], v-prev)
 			} else {
 				s.acc[c] = satAdd(s.acc[c], v) // new to the producer, or reset by a TRUNCATE
 			}
 		}
-		p.advance(rs, tp, row)
+		p.advance(rs, cum)
 		rs.inRest = true
 		if tp.hist != nil {
 			tp.hist.track(rs, row)
 		}
 		for _, m := range tp.measures {
-			v := asUint(row[m.col])
+			v := uintOf(row, m.col)
 			switch m.role {
 			case pfscore.RoleMin:
 				if v != 0 && (mins[m.col] == 0 || v < mins[m.col]) {
@@ -541,20 +578,25 @@ func (p *Producer) overflow(bs []builder, pi int, tp *tablePlan, rest []pfscore.
 	if kept == 0 {
 		return // nothing outside the top N now: the series waits, its sums kept
 	}
-	row := make(pfscore.Row, len(tp.columns))
-	for _, m := range tp.measures {
-		switch m.role {
-		case pfscore.RoleCounter, pfscore.RoleTimer:
-			row[m.col] = s.acc[m.col]
-		case pfscore.RoleMin:
-			row[m.col] = mins[m.col]
-		case pfscore.RoleMax:
-			row[m.col] = maxs[m.col]
-		}
+	cum := p.cum[:0]
+	for _, c := range tp.cumul { // every cumulative column is a measure's
+		cum = append(cum, s.acc[c])
 	}
-	p.advance(s, tp, row) // its sums only grow: this never restarts them
+	p.cum = cum
+	p.advance(s, cum) // its sums only grow: this never restarts them
 	for j := range bs {
-		bs[j].add(row[bs[j].m.col], s, now)
+		var v uint64
+		switch m := bs[j].m; m.role {
+		case pfscore.RoleCounter, pfscore.RoleTimer:
+			v = s.acc[m.col]
+		case pfscore.RoleMin:
+			v = mins[m.col]
+		case pfscore.RoleMax:
+			v = maxs[m.col]
+		default:
+			continue // a gauge of single digests: none for the overflow
+		}
+		bs[j].add(v, clampInt(v), s, now)
 	}
 }
 
@@ -562,7 +604,29 @@ func (p *Producer) overflow(bs []builder, pi int, tp *tablePlan, rest []pfscore.
 // every time the producer exports.
 func Seconds(ps uint64) float64 { return float64(ps) / 1e12 }
 
-func seconds(v pfscore.Value) float64 { return Seconds(asUint(v)) }
+// uintOf returns a row's counter in column col, as asUint does its Value.
+func uintOf(row pfscore.RowView, col int) uint64 {
+	if u, ok := row.Uint(col); ok {
+		return u
+	}
+	if i, ok := row.Int(col); ok && i > 0 {
+		return uint64(i)
+	}
+	return 0
+}
+
+// number returns the value in column col of a row, as a counter or
+// picoseconds (as asUint) and as a signed number (as asInt); false if it
+// is NULL.
+func number(row pfscore.RowView, col int) (u uint64, i int64, ok bool) {
+	if u, ok := row.Uint(col); ok {
+		return u, clampInt(u), true
+	}
+	if i, ok := row.Int(col); ok {
+		return uint64(max(i, 0)), i, true
+	}
+	return 0, 0, !row.Null(col)
+}
 
 // asUint returns a counter's value; NULL and negative values are 0.
 func asUint(v pfscore.Value) uint64 {

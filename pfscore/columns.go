@@ -105,6 +105,39 @@ type fieldPlan struct {
 	neg    bool                                       // valid=!F
 	null   bool                                       // the zero value is NULL
 	conv   func(unsafe.Pointer, *boxer) (Value, bool) // the value, and whether it is the zero value
+	// kind and size say how a typed read (Rows) loads the field without
+	// making a Value: an unsigned or signed integer of size bytes, a
+	// string, or anything else (bool, Stringer, pointer), which goes
+	// through conv.
+	kind cellKind
+	size uintptr
+}
+
+// A cellKind is how a field's value is stored, for typed reads.
+type cellKind uint8
+
+const (
+	cellOther cellKind = iota // through conv: bool, Stringer, pointer
+	cellUint
+	cellInt
+	cellString
+)
+
+// cellKindOf returns how a field of type t is loaded by a typed read; it
+// follows converter's cases, so the two always agree on a field.
+func cellKindOf(t reflect.Type) cellKind {
+	if t.Kind() == reflect.Pointer || t.Kind() != reflect.String && t.Implements(stringerType) {
+		return cellOther
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return cellString
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return cellUint
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return cellInt
+	}
+	return cellOther
 }
 
 // planOf returns the plan of row struct type t, or panics: plans are made
@@ -179,6 +212,7 @@ func (p *rowPlan) add(owner reflect.Type, index []int, f reflect.StructField, ta
 			return fmt.Errorf("field %s: %w", f.Name, err)
 		}
 		fp.conv, col.Type = conv, typ
+		fp.kind, fp.size = cellKindOf(f.Type), f.Type.Size()
 	}
 	if validName != "" {
 		vf, ok := owner.FieldByName(validName)

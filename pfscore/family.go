@@ -83,33 +83,58 @@ func defineSummary[D, V any, S statistics[S, V]](name string, groups uint8, impl
 			}
 			s.baselines[name] = next
 		}}
+	// settle returns the visible raw rows, each with its statistics
+	// settled and less its baseline: under readMu, read-locked, so that a
+	// TRUNCATE cannot rebase between the raw values and their baselines.
+	settle := func(s *Schema) []sumEntry[D, S] {
+		s.readMu.RLock()
+		defer s.readMu.RUnlock()
+		entries := slices.DeleteFunc(raw(s), func(e sumEntry[D, S]) bool { return e.hidden })
+		base, _ := s.baselines[name].(*summaryBase[S])
+		for i := range entries {
+			e := &entries[i]
+			if b, ok := base.row(e.key); ok {
+				e.stat = e.stat.sub(b)
+			} else {
+				e.stat = e.stat.settled()
+			}
+		}
+		return entries
+	}
+	cols := append(append([]Column(nil), dims.cols...), vals.cols...)
 	defineTable(&tableDef{
 		name:    name,
-		columns: append(append([]Column(nil), dims.cols...), vals.cols...),
+		columns: cols,
 		rows: func(s *Schema) []Row {
-			// Under readMu, read-locked: a TRUNCATE cannot rebase between the
-			// raw values and their baselines.
-			s.readMu.RLock()
-			defer s.readMu.RUnlock()
-			entries := slices.DeleteFunc(raw(s), func(e sumEntry[D, S]) bool { return e.hidden })
-			base, _ := s.baselines[name].(*summaryBase[S])
+			entries := settle(s)
 			rows := make([]Row, len(entries))
-			cells := make(Row, len(entries)*(len(dims.cols)+len(vals.cols))) // every row's cells, in one allocation
+			cells := make(Row, len(entries)*len(cols)) // every row's cells, in one allocation
 			var b boxer
 			var v V // one, not one per row: appendRow takes its address
 			for i := range entries {
 				e := &entries[i]
-				st := e.stat.settled()
-				if b, ok := base.row(e.key); ok {
-					st = e.stat.sub(b)
-				}
-				v = st.view()
+				v = e.stat.view()
 				row := cells[: 0 : len(dims.cols)+len(vals.cols)]
 				cells = cells[len(dims.cols)+len(vals.cols):]
 				row = dims.appendRow(row, unsafe.Pointer(&e.dims), &b)
 				rows[i] = vals.appendRow(row, unsafe.Pointer(&v), &b)
 			}
 			return rows
+		},
+		read: func(s *Schema) *Rows {
+			// The dimensions stay in the entries, the views go in a slice
+			// beside them: nothing is rendered.
+			entries := settle(s)
+			views := make([]V, len(entries))
+			for i := range entries {
+				views[i] = entries[i].stat.view()
+			}
+			var parts [2]rowPart
+			if len(entries) > 0 {
+				parts[0] = rowPart{unsafe.Pointer(&entries[0].dims), unsafe.Sizeof(entries[0])}
+				parts[1] = rowPart{unsafe.Pointer(&views[0]), unsafe.Sizeof(views[0])}
+			}
+			return newRows(name, cols, len(entries), []*rowPlan{dims, vals}, parts[:])
 		},
 		truncate: func(s *Schema) { s.truncateSummary(name) },
 	})

@@ -68,8 +68,9 @@ type tableDef struct {
 	name     string
 	columns  []Column
 	rows     func(s *Schema) []Row
-	truncate func(s *Schema) // nil: TRUNCATE not allowed
-	setup    *setupDef       // nil: no UPDATE, INSERT or DELETE (see Tables)
+	read     func(s *Schema) *Rows // the same rows, read in place (rows.go); nil: from rows
+	truncate func(s *Schema)       // nil: TRUNCATE not allowed
+	setup    *setupDef             // nil: no UPDATE, INSERT or DELETE (see Tables)
 }
 
 var (
@@ -93,7 +94,8 @@ func defineTable(t *tableDef) {
 func defineRows[R any](name string, rows func(*Schema) []R, truncate func(*Schema)) *tableDef {
 	p := planOf(reflect.TypeFor[R]())
 	t := &tableDef{name: name, columns: p.cols, truncate: truncate,
-		rows: func(s *Schema) []Row { return rowsOf(p, rows(s)) }}
+		rows: func(s *Schema) []Row { return rowsOf(p, rows(s)) },
+		read: func(s *Schema) *Rows { return structRows(name, p, rows(s)) }}
 	defineTable(t)
 	return t
 }

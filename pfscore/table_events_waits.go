@@ -1,6 +1,8 @@
 package pfscore
 
 import (
+	"sync"
+
 	"github.com/otelpfs/otelpfs/hwclock"
 )
 
@@ -220,4 +222,39 @@ func inProgressEnd(tm hwclock.Timer, start uint64) uint64 {
 		return now
 	}
 	return start
+}
+
+// wordsPool holds the buffers EventsWaitsHistoryLongNested copies a ring
+// into: a reader that calls it every few milliseconds would otherwise
+// allocate and clear the whole ring's words (about 1 MB at 10,000 rows)
+// each time. Nothing the read returns points into one.
+var wordsPool = sync.Pool{New: func() any { return new([]uint64) }}
+
+// EventsWaitsHistoryLongNested reads events_waits_history_long as
+// EventsWaitsHistoryLong does, oldest first, but decodes only the rows
+// that nest in another event, or are in progress: it appends those to
+// rows, and to outer, undecoded, the keys of the others, ended waits
+// outside any event (NESTING_EVENT_ID NULL). A reader that builds trees of
+// events (the bridge's History) needs such a wait's key alone, and a
+// service's waits are mostly such waits: decoding them is most of a read.
+func (s *Schema) EventsWaitsHistoryLongNested(rows []WaitEvent, outer []EventKey) ([]WaitEvent, []EventKey) {
+	if s.waitsLong == nil {
+		return rows, outer
+	}
+	buf := wordsPool.Get().(*[]uint64)
+	defer func() { wordsPool.Put(buf) }()
+	words := s.waitsLong.AppendRows((*buf)[:0])
+	*buf = words           // grown, kept for the next read
+	classes := s.Classes() // only grows: a class found here, decodeWait finds
+	for i := 0; i+waitWidth <= len(words); i += waitWidth {
+		c := words[i : i+waitWidth]
+		if ci := c[wClass]; ci != 0 && ci <= uint64(len(classes)) && c[wNestingID] == 0 && c[wEndEventID] != 0 {
+			outer = append(outer, EventKey{c[wThreadID], c[wEventID]})
+			continue
+		}
+		if e, ok := s.decodeWait(c); ok {
+			rows = append(rows, e)
+		}
+	}
+	return rows, outer
 }

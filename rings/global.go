@@ -142,9 +142,10 @@ func (g *Global) AppendRefs(row []uint64, refs []unsafe.Pointer) {
 
 // AppendRows appends the ring's rows to dst, oldest first, Width words each,
 // and returns the extended slice. Safe for concurrent use with appends, other
-// readers and Reset. It allocates only when dst lacks capacity for Rows rows,
-// when the ring has more than 256 rows, or when appends during the call leave
-// the rows it copied out of order.
+// readers and Reset. It allocates only when dst lacks capacity for the rows
+// the ring holds (appends during the call may add some), when it holds more
+// than 256, or when appends during the call leave the rows it copied out of
+// order.
 func (g *Global) AppendRows(dst []uint64) []uint64 {
 	return g.tb.appendRows(dst, &g.base, g.head)
 }

@@ -136,9 +136,10 @@ func (r *PerThread) AppendRefs(row []uint64, refs []unsafe.Pointer) {
 // AppendRows appends the ring's rows to dst, oldest first, Width words each,
 // and returns the extended slice. Safe for concurrent use with the owner,
 // other readers and Reset; see doc.go for what a concurrent append does to
-// the result. It allocates only when dst lacks capacity for Rows rows, when
-// the ring has more than 256 rows, or when appends during the call leave
-// the rows it copied out of order.
+// the result. It allocates only when dst lacks capacity for the rows the
+// ring holds (appends during the call may add some), when it holds more
+// than 256, or when appends during the call leave the rows it copied out of
+// order.
 func (r *PerThread) AppendRows(dst []uint64) []uint64 {
 	return r.tb.appendRows(dst, &r.base, r.head.Load)
 }

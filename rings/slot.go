@@ -147,25 +147,37 @@ func (tb *table) appendRowsRefs(dst []uint64, dstRefs []unsafe.Pointer, base *at
 func (tb *table) copyOut(dst []uint64, dstRefs []unsafe.Pointer, withRefs bool, base *atomic.Uint64, head func() uint64) ([]uint64, []unsafe.Pointer) {
 	b1 := base.Load()
 	h1 := head()
-	lo := h1 - window(b1, h1, tb.rows) // the oldest ticket a row may have
+	n := int(window(b1, h1, tb.rows))
+	lo := h1 - uint64(n) // the oldest ticket a row may have
 	w := tb.width
-	start := len(dst)
-	dst = grow(dst, tb.rows*w)
-	out := dst[start:]
 	nr := 0 // refs copied per row
 	if withRefs {
 		nr = tb.nrefs
 	}
-	startRefs := len(dstRefs)
-	dstRefs = grow(dstRefs, tb.rows*nr)
-	outRefs := dstRefs[startRefs:]
+	// Room for the n rows the ring held at h1: a ring that is empty, or
+	// was truncated, or has not wrapped yet, is not copied into a buffer
+	// of its whole size (History reads four rings every few milliseconds,
+	// most of them nearly empty). Rows appended during the scan may need
+	// more: more grows it, up to a row per slot.
+	start, startRefs := len(dst), len(dstRefs)
+	dst, dstRefs = grow(dst, n*w), grow(dstRefs, n*nr)
+	out, outRefs := dst[start:], dstRefs[startRefs:]
 
 	// keys[k] is the ticket of out's row k, minus lo. Up to 256 rows they
 	// live on the stack.
 	var small [256]uint64
 	keys := small[:]
-	if tb.rows > len(small) {
-		keys = make([]uint64, tb.rows)
+	if n > len(small) {
+		keys = make([]uint64, n)
+	}
+	more := func() {
+		m := min(max(n, 16), tb.rows-n) // doubling; k < tb.rows, so m > 0
+		dst, dstRefs = grow(dst, m*w), grow(dstRefs, m*nr)
+		out, outRefs = dst[start:], dstRefs[startRefs:]
+		if n+m > len(keys) {
+			keys = append(keys[:n:n], make([]uint64, m)...)
+		}
+		n += m
 	}
 
 	// 1. Copy every committed row no older than lo, in slot order, each under
@@ -180,6 +192,9 @@ func (tb *table) copyOut(dst []uint64, dstRefs []unsafe.Pointer, withRefs bool, 
 		key := (ticketOf(v) - lo) & ticketMask
 		if key >= halfTickets {
 			continue // older than lo
+		}
+		if k == n {
+			more()
 		}
 		row := out[k*w : k*w+w : k*w+w]
 		cells := tb.cells[s*w : s*w+w : s*w+w]
