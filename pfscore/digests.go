@@ -105,9 +105,10 @@ type stmtCache struct {
 	commandsMu sync.Mutex
 	// texts remembers recent digests by DIGEST: texts that differ only in
 	// their literals (new to the cache, a digest it has seen) share one
-	// DIGEST_TEXT string rather than allocating one each. A slot holds an
-	// entry's digestInfo, immutable once stored (and so the entry, until
-	// the slot is replaced: at most len(texts) entries the cache evicted).
+	// DIGEST_TEXT string rather than allocating one each. A slot holds a
+	// digestInfo of its own, immutable once stored: a DIGEST and a
+	// DIGEST_TEXT, at most max_digest_length bytes, and nothing of the
+	// statement's text.
 	texts [digestTextSlots]atomic.Pointer[digestInfo]
 }
 
@@ -247,7 +248,9 @@ func (c *stmtCache) compute(d *digestInfo, text string, normalized bool) {
 	}
 	d.text = string(r.Text)
 	c.norm.Put(n)
-	slot.Store(d) // d is complete: its fields are not written again
+	// A copy of its own, not d: d is an entry's dgOwn, and a pointer to it
+	// would keep the entry, and its text of any length, alive.
+	slot.Store(&digestInfo{has: true, digest: d.digest, text: d.text})
 }
 
 // stmtCounter indexes the per-statement counters summaries add up besides

@@ -9,7 +9,11 @@ import (
 // free of Go pointers: object names (file paths, socket addresses) and
 // SOURCE locations. Ids are dense from 1; 0 means NULL. The table is
 // append-only and bounded: past its capacity Intern returns 0 and counts the
-// loss (Performance_schema_names_lost), and the record shows NULL.
+// loss (Performance_schema_names_lost), and the record shows NULL. Stages,
+// statements and transactions ask for their SOURCE's id through their
+// class's cache of the last one (Schema.classSource), so a SOURCE the full
+// table refused counts once per change of a class's SOURCE, not once per
+// event.
 //
 // Intern takes a mutex only for a string it has not seen; Lookup never locks.
 type strtab struct {

@@ -50,14 +50,13 @@ func TestReview22RecycleStatementLevels(t *testing.T) {
 	}
 }
 
-// review22: statements and transactions now intern SOURCE through their
-// class's cache, which caches a SOURCE the full names table refused as 0:
-// with the table full, ten statements whose SOURCE cannot be kept show
-// SOURCE NULL ten times but Performance_schema_names_lost grows by one
-// (it grew by ten before). intern.go documents the counter as counting
-// each loss ("Intern returns 0 and counts the loss ... and the record
-// shows NULL"). Stages already counted this way before the change. This
-// test asserts the documented per-record count (ee64523 passes it).
+// review22: statements and transactions intern SOURCE through their
+// class's cache, which caches a SOURCE the full names table refused as 0.
+// The rule (intern.go): such a SOURCE shows NULL on every event and
+// counts in Performance_schema_names_lost once per change of the class's
+// SOURCE, as stages always did (it counted once per event before). The
+// review's test asserted once per event; it now asserts the documented
+// rule, so that neither a lost count per event nor none at all passes.
 func TestReview22NamesLostPerStatement(t *testing.T) {
 	f := newStmtFixture(t, WithConsumer(ConsumerEventsTransactionsCurrent, true), WithConsumer(ConsumerEventsTransactionsHistory, true))
 	th := f.s.NewThread(f.thread, ThreadOptions{})
@@ -75,18 +74,20 @@ func TestReview22NamesLostPerStatement(t *testing.T) {
 		return 0
 	}
 	before := lost()
-	const n = 10
-	for range n {
-		st := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 1", Source: "refused.go:1"})
-		st.End(StatementResult{})
-	}
-	nulls := 0
-	for _, e := range f.s.EventsStatementsHistory() {
-		if e.Source == "" {
-			nulls++
+	const n = 5
+	sources := []string{"refused.go:1", "refused.go:2", "refused.go:1"} // three changes of SOURCE
+	for _, src := range sources {
+		for range n {
+			st := f.s.StartStatement(th, f.sel, StatementInfo{Text: "SELECT 1", Source: src})
+			st.End(StatementResult{})
 		}
 	}
-	if got := lost() - before; got != uint64(nulls) {
-		t.Errorf("%d statements show SOURCE NULL (a name the full table refused); Performance_schema_names_lost grew by %d", nulls, got)
+	for _, e := range f.s.EventsStatementsHistory() {
+		if e.Source != "" {
+			t.Errorf("SOURCE %q kept by a full names table", e.Source)
+		}
+	}
+	if got := lost() - before; got != uint64(len(sources)) {
+		t.Errorf("Performance_schema_names_lost grew by %d over %d changes of SOURCE, want %d", got, len(sources), len(sources))
 	}
 }
