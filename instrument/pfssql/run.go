@@ -142,14 +142,17 @@ func (oc *opCtx) done(err error) {
 //
 //   - An op is reachable only from its opCtx (until done detaches it), the
 //     caller's frame, and the driver rows that own it (rows.o).
-//   - refs counts the holders that have yet to let go: the DB level's
-//     call (1 from startOp, released by done) and each driver rows that
-//     took it (own, released by rows.Close). database/sql may close rows
-//     on another goroutine (its awaitDone, when the context is done)
-//     before the call has returned, so the count is atomic, and whichever
-//     lets go last puts the op back; neither touches it after its
-//     release.
-//   - release clears every field before the op goes back, so nothing of a
+//   - Without rows, the DB level's call is its only holder: done ends it
+//     and puts it back, with no atomic operation.
+//   - Rows that take it (own, inside the driver call) make two holders,
+//     which refs counts: the call, released by done, and the rows,
+//     released by rows.Close. database/sql may close the rows on another
+//     goroutine (its awaitDone, when the context is done) before the call
+//     has returned, so from then on refs changes atomically, and whichever
+//     lets go last puts the op back; neither touches it after letting go.
+//     own's plain write is safe: database/sql hands the rows to anyone
+//     else only after the driver call has returned.
+//   - recycle clears every field before the op goes back, so nothing of a
 //     statement (error, message, rows, retries, cancellation, times)
 //     reaches the next: TestOpReuse holds this.
 type op struct {
@@ -159,7 +162,7 @@ type op struct {
 	waiting bool            // it waits for a connection since mark
 	badConn bool            // its last attempt failed with driver.ErrBadConn
 	owned   bool            // driver rows took it: they end it
-	refs    atomic.Int32    // holders yet to release it (see above)
+	refs    int32           // holders once owned (see above); atomic from then on
 }
 
 var opPool = sync.Pool{New: func() any { return new(op) }}
@@ -168,26 +171,29 @@ var opPool = sync.Pool{New: func() any { return new(op) }}
 func startOp(ctx context.Context, st instrument.Statement) *opCtx {
 	o := opPool.Get().(*op)
 	o.ctx, o.st, o.waiting = ctx, st, true
-	o.refs.Store(1)
 	o.mark = o.st.Now()
 	return &opCtx{Context: ctx, op: o}
 }
 
-// own is driver rows taking the op: they end it at their Close, and
-// release it then.
+// own is driver rows taking the op, inside the driver call: they end it
+// at their Close, and let go of it then.
 func (o *op) own() {
-	o.owned = true
-	o.refs.Add(1)
+	if !o.owned {
+		o.owned, o.refs = true, 1 // the call's hold
+	}
+	o.refs++ // the rows'
 }
 
-// release lets go of the op; the last holder to let go clears it and puts
-// it back in the pool.
+// release lets go of an owned op; the last holder puts it back.
 func (o *op) release() {
-	if o.refs.Add(-1) != 0 {
-		return
+	if atomic.AddInt32(&o.refs, -1) == 0 {
+		o.recycle()
 	}
-	o.run = run{}
-	o.ctx, o.mark, o.waiting, o.badConn, o.owned = nil, 0, false, false, false
+}
+
+// recycle clears o and puts it back in the pool.
+func (o *op) recycle() {
+	*o = op{}
 	opPool.Put(o)
 }
 
@@ -214,7 +220,7 @@ func (o *op) left(now uint64, err error) {
 }
 
 // done ends the op after database/sql's call returned err, unless driver
-// rows own it, and releases the call's hold on it.
+// rows own it, and lets go of it.
 func (o *op) done(err error) {
 	if o.owned {
 		o.release()
@@ -227,7 +233,7 @@ func (o *op) done(err error) {
 		o.fail(o.ctx, err)
 	}
 	o.finish()
-	o.release()
+	o.recycle() // the call was its only holder
 }
 
 // A stash keeps the statements of the driver level whose attempt failed
