@@ -82,14 +82,19 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			base = c
 		}
 	}
-	ctx, t := h.threads.StartCtx(base, user, host)
-	r = r.WithContext(ctx)
+	t := h.threads.Start(user, host)
+	// The request's one allocation: the copy of r the handler gets, the
+	// context it carries and the ResponseWriter (see request).
+	q := &request{w: responseWriter{ResponseWriter: w}}
+	ctx := q.withThread(base, t)
+	q.r = *r.WithContext(ctx) // inlined: the temporary copy stays on the stack
+	r = &q.r
+	rw := &q.w
 	// The method stands for the text until the route is known:
 	// http.ServeMux sets r.Pattern on the *Request it is given, in place,
 	// when it routes, so end reads it there. (Asking the mux first,
 	// mux.Handler(r), would route every request twice.)
 	st := h.stmts.Start(ctx, methodName(r.Method))
-	rw := &responseWriter{ResponseWriter: w}
 	returned := false
 	defer func() {
 		if !returned {

@@ -159,8 +159,8 @@ func (c *connOpt) CheckNamedValue(nv *driver.NamedValue) error {
 // open returns the statement a driver call of kind k on text works for:
 // the DB level's (o), a statement database/sql retries after
 // driver.ErrBadConn, or a new one begun in local.
-func (c *conn) open(ctx context.Context, k kind, text string, local *run) (*run, *opCtx) {
-	if o, ok := ctx.(*opCtx); ok {
+func (c *conn) open(ctx context.Context, k kind, text string, local *run) (*run, *op) {
+	if o := opOf(ctx); o != nil {
 		o.arrive()
 		return &o.run, o
 	}
@@ -253,10 +253,10 @@ func (c *conn) query(ctx context.Context, query string, args []driver.NamedValue
 func (c *conn) prepare(ctx context.Context, query string) (driver.Stmt, error) {
 	var local run
 	var r *run
-	o, isOp := ctx.(*opCtx)
+	o := opOf(ctx)
 	k := kPrepare
 	switch {
-	case isOp:
+	case o != nil:
 		o.arrive()
 		r = &o.run
 	case c.hasPending && c.pendingText == query:

@@ -15,9 +15,10 @@ import (
 // the pool time added, and the driver level adds its driver time, rows and
 // retries to it instead of beginning its own: the statement travels down in
 // the context database/sql passes to the driver, at the cost of one
-// allocation per call. The methods of *sql.DB it does not override (Conn,
-// Ping, Stats, SetMaxOpenConns, …) are *sql.DB's; statements on a *sql.Tx
-// or *sql.Conn hold their connection already and are the driver level's.
+// allocation per call (that context; the statement's state is pooled). The
+// methods of *sql.DB it does not override (Conn, Ping, Stats,
+// SetMaxOpenConns, …) are *sql.DB's; statements on a *sql.Tx or *sql.Conn
+// hold their connection already and are the driver level's.
 type DB struct {
 	*sql.DB
 	cfg *config

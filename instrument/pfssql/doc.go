@@ -114,5 +114,8 @@
 // A statement on the hot path allocates nothing: the rows wrapper comes
 // from a sync.Pool, the statement is a value inside it, and the digest and
 // class come from pfscore's statement cache. The DB level adds one
-// allocation per call, its context.
+// allocation per call, its context (24 bytes: the caller's context and a
+// pointer to the statement's state, which comes from a sync.Pool too).
+// database/sql may keep that context past the call, so it is never
+// reused.
 package pfssql

@@ -21,7 +21,7 @@ type rows struct {
 	rows   driver.Rows
 	r      *run // &own, or the DB level's statement
 	own    run
-	o      *opCtx
+	o      *op             // the DB level's statement, which w holds (op.own) until Close
 	ctx    context.Context // the query's, for Cancelled
 	opened uint64          // ps: when the query returned
 	next   uint64          // ps inside Next
@@ -38,10 +38,10 @@ func freeRows(w *rows) {
 }
 
 // start makes w the rows of ri, for the statement r, at now.
-func (w *rows) start(ctx context.Context, ri driver.Rows, r *run, o *opCtx, now uint64) *rows {
+func (w *rows) start(ctx context.Context, ri driver.Rows, r *run, o *op, now uint64) *rows {
 	w.rows, w.r, w.o, w.ctx, w.opened = ri, r, o, ctx, now
 	if o != nil {
-		o.owned = true
+		o.own()
 	}
 	return w
 }
@@ -85,6 +85,9 @@ func (w *rows) Close() error {
 		}
 	}
 	r.finish()
+	if w.o != nil {
+		w.o.release() // r is w.o's: not used past this
+	}
 	freeRows(w)
 	return err
 }

@@ -84,7 +84,7 @@ func isBadConn(err error) bool { return err != nil && errors.Is(err, driver.ErrB
 //
 // A statement in a transaction is not kept: database/sql retries no
 // statement of a *sql.Tx.
-func (c *config) settle(ctx context.Context, k kind, text string, r *run, o *opCtx, err error, now uint64, inTx bool) {
+func (c *config) settle(ctx context.Context, k kind, text string, r *run, o *op, err error, now uint64, inTx bool) {
 	if o != nil {
 		o.left(now, err)
 		return
@@ -97,32 +97,110 @@ func (c *config) settle(ctx context.Context, k kind, text string, r *run, o *opC
 	r.finish()
 }
 
-// opCtx is a statement the DB level began before database/sql took a
-// connection, passed down to the driver level as the context of the call:
-// the driver level finds it by a type assertion on the context it is given,
-// and adds its time, rows and errors to it instead of beginning a statement
-// of its own. Its fields are written by one goroutine at a time: the
-// caller's, inside database/sql's call, then the rows' (see rows.Close).
+// opCtx is the context the DB level passes to database/sql for one call:
+// the caller's context, and the statement the DB level began before
+// database/sql took a connection (op). The driver level finds the op by a
+// type assertion on the context it is given (opOf), and adds its time,
+// rows and errors to it instead of beginning a statement of its own.
+//
+// An opCtx is allocated per call (24 bytes) and never reused: database/sql
+// and drivers may keep it past the call (a Rows' awaitDone goroutine reads
+// its Err after Close has returned; a Tx keeps a context derived from it,
+// and so does the driver level's tx, for its COMMIT), but they use only
+// its Context methods, which read the caller's context and nothing else.
+// The op, which holds the statement, comes from a pool (see op).
 type opCtx struct {
 	context.Context
-	run
-	mark    uint64 // ps: when it began waiting for a connection
-	waiting bool   // it waits for a connection since mark
-	badConn bool   // its last attempt failed with driver.ErrBadConn
-	owned   bool   // driver rows took it: they end it
+	op *op // nil once the DB level's call has returned (see done)
 }
+
+// opOf returns the DB level's statement ctx carries, or nil.
+func opOf(ctx context.Context) *op {
+	if oc, ok := ctx.(*opCtx); ok {
+		return oc.op
+	}
+	return nil
+}
+
+// done ends the op after database/sql's call returned err, unless driver
+// rows own it, and detaches it from oc: a driver call that got oc after
+// this (none does: database/sql calls the driver with a call's context
+// only inside the call) would begin a statement of its own rather than
+// write into an op that may be another call's by then.
+func (oc *opCtx) done(err error) {
+	o := oc.op
+	oc.op = nil
+	o.done(err)
+}
+
+// op is a statement of the DB level in progress. Its fields are written by
+// one goroutine at a time: the caller's, inside database/sql's call, then,
+// if driver rows took it, the rows' (see rows.Close).
+//
+// Ops are pooled (opPool), which saves the DB level all but the opCtx of
+// its allocation per call. The invariants that make reuse safe:
+//
+//   - An op is reachable only from its opCtx (until done detaches it), the
+//     caller's frame, and the driver rows that own it (rows.o).
+//   - Without rows, the DB level's call is its only holder: done ends it
+//     and puts it back, with no atomic operation.
+//   - Rows that take it (own, inside the driver call) make two holders,
+//     which refs counts: the call, released by done, and the rows,
+//     released by rows.Close. database/sql may close the rows on another
+//     goroutine (its awaitDone, when the context is done) before the call
+//     has returned, so from then on refs changes atomically, and whichever
+//     lets go last puts the op back; neither touches it after letting go.
+//     own's plain write is safe: database/sql hands the rows to anyone
+//     else only after the driver call has returned.
+//   - recycle clears every field before the op goes back, so nothing of a
+//     statement (error, message, rows, retries, cancellation, times)
+//     reaches the next: TestOpReuse holds this.
+type op struct {
+	run
+	ctx     context.Context // the caller's, for Cancelled at the end
+	mark    uint64          // ps: when it began waiting for a connection
+	waiting bool            // it waits for a connection since mark
+	badConn bool            // its last attempt failed with driver.ErrBadConn
+	owned   bool            // driver rows took it: they end it
+	refs    int32           // holders once owned (see above); atomic from then on
+}
+
+var opPool = sync.Pool{New: func() any { return new(op) }}
 
 // startOp begins a statement of the DB level.
 func startOp(ctx context.Context, st instrument.Statement) *opCtx {
-	o := &opCtx{Context: ctx, run: run{st: st}, waiting: true}
+	o := opPool.Get().(*op)
+	o.ctx, o.st, o.waiting = ctx, st, true
 	o.mark = o.st.Now()
-	return o
+	return &opCtx{Context: ctx, op: o}
+}
+
+// own is driver rows taking the op, inside the driver call: they end it
+// at their Close, and let go of it then.
+func (o *op) own() {
+	if !o.owned {
+		o.owned, o.refs = true, 1 // the call's hold
+	}
+	o.refs++ // the rows'
+}
+
+// release lets go of an owned op; the last holder puts it back.
+func (o *op) release() {
+	if atomic.AddInt32(&o.refs, -1) == 0 {
+		o.recycle()
+	}
+}
+
+// recycle clears o and puts it back in the pool.
+func (o *op) recycle() {
+	*o = op{}
+	opPool.Put(o)
 }
 
 // arrive is a driver call's beginning: the wait for a connection is over,
 // and if the last attempt failed with driver.ErrBadConn, this one is a
 // retry.
-func (o *opCtx) arrive() {
+func (o *op) arrive() {
 	if o.waiting {
 		o.pool += o.st.Now() - o.mark
 		o.waiting = false
@@ -135,25 +213,27 @@ func (o *opCtx) arrive() {
 
 // left is a driver call's end at now: after driver.ErrBadConn, database/sql
 // retries on another connection, so the op waits again.
-func (o *opCtx) left(now uint64, err error) {
+func (o *op) left(now uint64, err error) {
 	if isBadConn(err) {
 		o.badConn, o.waiting, o.mark = true, true, now
 	}
 }
 
 // done ends the op after database/sql's call returned err, unless driver
-// rows own it.
-func (o *opCtx) done(err error) {
+// rows own it, and lets go of it.
+func (o *op) done(err error) {
 	if o.owned {
+		o.release()
 		return
 	}
 	if o.waiting {
 		o.pool += o.st.Now() - o.mark // it never got a connection
 	}
 	if err != nil {
-		o.fail(o.Context, err)
+		o.fail(o.ctx, err)
 	}
 	o.finish()
+	o.recycle() // the call was its only holder
 }
 
 // A stash keeps the statements of the driver level whose attempt failed

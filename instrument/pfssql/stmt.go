@@ -85,8 +85,8 @@ func (s *stmtOpt) CheckNamedValue(nv *driver.NamedValue) error { return s.checke
 func (s *stmtOpt) ColumnConverter(idx int) driver.ValueConverter { return s.conv.ColumnConverter(idx) }
 
 // open is conn.open for an execution of the statement.
-func (s *stmt) open(ctx context.Context, k kind, local *run) (*run, *opCtx) {
-	if o, ok := ctx.(*opCtx); ok {
+func (s *stmt) open(ctx context.Context, k kind, local *run) (*run, *op) {
+	if o := opOf(ctx); o != nil {
 		o.arrive()
 		return &o.run, o
 	}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package pfshttp_test
+
+const raceEnabled = false
