@@ -3,6 +3,7 @@ package instrument
 import (
 	"context"
 
+	"github.com/otelpfs/otelpfs/instrument/internal/ctxkey"
 	"github.com/otelpfs/otelpfs/pfscore"
 )
 
@@ -95,7 +96,9 @@ func (c *ThreadClass) StartCtx(ctx context.Context, user, host string) (context.
 	return ContextWithThread(ctx, t), t
 }
 
-type threadKey struct{}
+// threadKey is the key a context carries its thread under; pfshttp's
+// contexts use it too (ctxkey's doc).
+type threadKey = ctxkey.Thread
 
 // ContextWithThread returns a copy of ctx carrying t, for the …Ctx methods
 // of the instruments and for code further down the call chain. A nil t

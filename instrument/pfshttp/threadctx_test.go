@@ -7,19 +7,23 @@ import (
 	"github.com/otelpfs/otelpfs/instrument"
 )
 
-// Handler's one-allocation path works only with instrument's thread key;
-// if instrument changes how ThreadFromContext looks a thread up so that
-// the key can no longer be learnt, this fails rather than the package
-// silently allocating twice more per request.
-func TestThreadKeyLearnt(t *testing.T) {
-	if threadKey == nil {
-		t.Fatal("instrument's thread key was not learnt: Handler falls back to instrument.ContextWithThread")
-	}
-	th := new(instrument.Thread)
+// A request's own context carries its thread as instrument's contexts do:
+// ThreadFromContext finds it, a nil thread hides the parent's, other keys
+// pass through to the parent.
+func TestThreadCtx(t *testing.T) {
+	a, b := new(instrument.Thread), new(instrument.Thread)
+	type otherKey struct{}
+	parent := context.WithValue(instrument.ContextWithThread(context.Background(), a), otherKey{}, b)
 	var q request
-	ctx := q.withThread(context.Background(), th)
-	if ctx != &q.ctx || instrument.ThreadFromContext(ctx) != th {
-		t.Error("withThread does not use the request's own context")
+	ctx := q.withThread(parent, b)
+	if ctx != &q.ctx || instrument.ThreadFromContext(ctx) != b {
+		t.Error("withThread does not carry its thread in the request's own context")
+	}
+	if instrument.ThreadFromContext(q.withThread(parent, nil)) != nil {
+		t.Error("a nil thread does not hide the parent's")
+	}
+	if q.withThread(parent, a).Value(otherKey{}) != b {
+		t.Error("another key does not reach the parent")
 	}
 	if got := (&threadCtx{Context: context.Background()}).String(); got != "context.Background.WithValue(instrument thread)" {
 		t.Errorf("String() = %q", got)
