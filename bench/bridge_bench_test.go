@@ -28,21 +28,17 @@ import (
 // AVG_ columns stopped being exported.
 //
 // The producer now reads a Schema's tables in place (Schema.ReadRows), so
-// a collection makes no Row of Values: 6.0 MB and 971 allocations. Under
-// callgrind (GOMAXPROCS=1, the difference of 30 and 10 collections), 61.9
-// million instructions a collection before, 40.9 million after (-34%). On
-// the 2-core AMD EPYC VM, shared with two other engineers' benchmarks, 10
-// interleaved rounds of -benchtime=1s against the previous build: 12.1 ms
-// ±22% -> 8.8 ms ±25% (-27%, p=0.003) at load 3-6, and not significant
-// (11.8 ms ±49% -> 9.6 ms ±46%, p=0.35) at load 6-8. The previous build
-// took about 5.6 ms there when the machine was quiet; a third fewer
-// instructions puts this one at about 4 ms, but that is an estimate, not a
-// measurement. What is left, from its profile: about half the engine's read
-// (the by_thread table's entries, and the by_account, by_user and by_host
-// tables each summing every live thread's statistics again), a third the
-// bridge (41,000 data points of about 100 bytes each, half of them
-// pointers: 4 MB a collection, which the SDK's Producer interface gives
-// no way to reuse), the rest the garbage collector.
+// a collection makes no Row of Values: 6.0 MB and 971 allocations, and
+// under callgrind (GOMAXPROCS=1, the difference of 30 and 10 collections)
+// 40.9 million instructions where it was 61.9 million. On the 2-core AMD
+// EPYC VM, idle, 6 interleaved rounds against the previous build
+// (2026-11-27): 4.92 ms -> 4.42 ms, within the budget. What is left, from
+// its profile: about half the engine's read (the by_thread table's
+// entries, and the by_account, by_user and by_host tables each summing
+// every live thread's statistics again), a third the bridge (41,000 data
+// points of about 100 bytes each, half of them pointers: 4 MB a
+// collection, which the SDK's Producer interface gives no way to reuse),
+// the rest the garbage collector.
 func BenchmarkCollect10k(b *testing.B) {
 	const classes, threads, users = 60, 160, 4
 	s, err := pfscore.New(pfscore.WithoutEnvironment(), pfscore.WithMaxThreads(threads+16))

@@ -59,7 +59,7 @@ import (
 //
 // Down was slower than None in all 20 rounds, Slow in 19.
 //
-// So at these intervals the budget is not met, and the endpoint's state is
+// So at these intervals the budget was not met, and the endpoint's state was
 // not why. A CPU profile of Down gives a third of the process's CPU to
 // bridge.History.Read: each read copies and decodes the whole 10,000-row
 // events_waits_history_long ring (about 230 MB/s allocated at 50 ms, the GC
@@ -77,15 +77,10 @@ import (
 // sizes its buffer by the rows the ring holds, so the three nearly empty
 // rings it reads no longer cost their whole size. One Read of a full
 // 10,000-row waits ring went from about 16 ms, 16.5 MB and 20,000
-// allocations to 2-4 ms, 1.7 MB and 66. Measured 2026-11-27 on the 2-core
-// AMD EPYC VM, shared with two other engineers' benchmarks (load 6-8 on 2
-// cores), 8 interleaved rounds of -benchtime=1s of the previous build and
-// this one: the pipeline's share of a 3 s CPU profile fell from 23% (Down)
-// and 26% (Slow) to 2.3% and 5.3%, and B/op from about 52 to 5. The wall
-// times cannot show the budget on a machine that loaded: None 91 ns ±13%,
-// Down 223 ns ±38% and Slow 190 ns ±119% before; None 89 ns ±20%, Down
-// 125 ns ±181% and Slow 105 ns ±68% after (single rounds of Down ranged
-// from -14% to +1,455% over None). Judge it on a quiet machine.
+// allocations to 2-4 ms, 1.7 MB and 66. On the 2-core AMD EPYC VM, idle,
+// 6 interleaved rounds of the previous build and this one (2026-11-27):
+// Down +8.9% and Slow +9.7% over None before, +2.4% and +1.3% after (None
+// 81.5 ns, Down 83.5, Slow 82.6), and 3 B/op where it was 31.
 //
 // allocs/op counts every goroutine's allocations (runtime.MemStats), the
 // pipeline's included, divided by the loop's iterations: it stays 0 while
