@@ -366,10 +366,14 @@ func TestStatementCacheSharesDigestText(t *testing.T) {
 		t.Errorf("same digest, texts not shared: %p %q, %p %q", unsafe.StringData(a.text), a.text, unsafe.StringData(b.text), b.text)
 	}
 	d := &digestInfo{}
-	if allocs := testing.AllocsPerRun(100, func() {
+	allocs := testing.AllocsPerRun(100, func() {
 		*d = digestInfo{}
 		c.compute(d, "SELECT * FROM t WHERE id = 333", false)
-	}); allocs != 0 || d.text != a.text {
+	})
+	if raceBuild {
+		allocs = 0 // sync.Pool drops Puts at random under -race: the normalizer is made again
+	}
+	if allocs != 0 || d.text != a.text {
 		t.Errorf("a known digest's text: %v allocations, want 0", allocs)
 	}
 	// Two other digests in one slot: each keeps its own text, and the

@@ -1,0 +1,5 @@
+//go:build !race
+
+package pfscore
+
+const raceBuild = false
