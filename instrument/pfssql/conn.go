@@ -4,6 +4,7 @@ package pfssql
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 
@@ -82,11 +83,16 @@ func wrapConn(c driver.Conn, cfg *config) driver.Conn {
 	} else if x, ok := c.(driver.Queryer); ok {
 		base.queryerOld, mask = x, mask|hasQueryer
 	}
+	// The context forms of Prepare and Begin always: without them
+	// database/sql calls Prepare and Begin, which carry no context, and the
+	// DB level's statement (found through the context) would not see them.
+	// prepare and begin fall back to the driver's as database/sql does.
+	mask |= hasPreparer | hasBeginner
 	if x, ok := c.(driver.ConnPrepareContext); ok {
-		base.preparer, mask = x, mask|hasPreparer
+		base.preparer = x
 	}
 	if x, ok := c.(driver.ConnBeginTx); ok {
-		base.beginner, mask = x, mask|hasBeginner
+		base.beginner = x
 	}
 	if x, ok := c.(driver.SessionResetter); ok {
 		base.resetter, mask = x, mask|hasResetter
@@ -276,7 +282,7 @@ func (c *conn) prepare(ctx context.Context, query string) (driver.Stmt, error) {
 	if c.preparer != nil {
 		si, err = c.preparer.PrepareContext(ctx, query)
 	} else {
-		si, err = c.c.Prepare(query)
+		si, err = prepareNoContext(ctx, c.c, query)
 	}
 	t1 := r.st.Now()
 	r.driver += t1 - t0
@@ -321,7 +327,7 @@ func (c *conn) begin(ctx context.Context, opts driver.TxOptions) (driver.Tx, err
 	if c.beginner != nil {
 		ti, err = c.beginner.BeginTx(ctx, opts)
 	} else {
-		ti, err = c.c.Begin()
+		ti, err = beginNoContext(ctx, c.c, opts)
 	}
 	t1 := r.st.Now()
 	r.driver += t1 - t0
@@ -390,4 +396,49 @@ func namedValueToValue(named []driver.NamedValue) ([]driver.Value, error) {
 		dargs[n] = param.Value
 	}
 	return dargs, nil
+}
+
+// prepareNoContext is PrepareContext for a driver connection without it,
+// as database/sql does it: Prepare, and a statement prepared after ctx was
+// done is closed and refused.
+func prepareNoContext(ctx context.Context, c driver.Conn, query string) (driver.Stmt, error) {
+	si, err := c.Prepare(query)
+	if err == nil {
+		select {
+		case <-ctx.Done():
+			si.Close()
+			return nil, ctx.Err()
+		default:
+		}
+	}
+	return si, err
+}
+
+// Errors database/sql gives for transaction options a driver without
+// BeginTx cannot honour (its own texts).
+var (
+	errNoIsolation = errors.New("sql: driver does not support non-default isolation level")
+	errNoReadOnly  = errors.New("sql: driver does not support read-only transactions")
+)
+
+// beginNoContext is BeginTx for a driver connection without it, as
+// database/sql does it: only default options, then Begin, and a
+// transaction begun after ctx was done is rolled back and refused.
+func beginNoContext(ctx context.Context, c driver.Conn, opts driver.TxOptions) (driver.Tx, error) {
+	if opts.Isolation != driver.IsolationLevel(sql.LevelDefault) {
+		return nil, errNoIsolation
+	}
+	if opts.ReadOnly {
+		return nil, errNoReadOnly
+	}
+	ti, err := c.Begin() // the driver has nothing else
+	if err == nil {
+		select {
+		case <-ctx.Done():
+			ti.Rollback()
+			return nil, ctx.Err()
+		default:
+		}
+	}
+	return ti, err
 }

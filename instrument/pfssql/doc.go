@@ -95,10 +95,14 @@
 // database/sql changes what it does by type assertions on the driver's
 // values, so a wrapped connection has exactly the optional interfaces of
 // the connection it wraps: ExecerContext, QueryerContext,
-// ConnPrepareContext, ConnBeginTx, SessionResetter, Validator,
-// NamedValueChecker and Pinger (combos.go has a type for each of the 256
-// sets; a deprecated Execer or Queryer is offered as ExecerContext or
-// QueryerContext, which database/sql uses the same way). A wrapped
+// SessionResetter, Validator, NamedValueChecker and Pinger (combos.go has
+// a type for each set; a deprecated Execer or Queryer is offered as
+// ExecerContext or QueryerContext, which database/sql uses the same way).
+// ConnPrepareContext and ConnBeginTx it always has, doing what
+// database/sql does for a connection without them (Prepare or Begin, the
+// same refusals of non-default transaction options, a result refused once
+// the context is done): database/sql's context-free calls would hide the
+// caller's thread and the DB level's statement from the wrapper. A wrapped
 // prepared statement has exactly the wrapped one's NamedValueChecker and
 // ColumnConverter, which decide argument conversion, and always has
 // StmtExecContext and StmtQueryContext, doing what database/sql does for a

@@ -628,9 +628,10 @@ func optionalInterfaces(c any) string {
 }
 
 // A driver with none of the optional interfaces (or only Pinger): the
-// wrapper has none either, and database/sql's fallbacks (prepare and
-// execute, Begin without options, the deprecated statement methods) are
-// still one statement per call.
+// wrapper has only ConnPrepareContext and ConnBeginTx (it always has them),
+// and database/sql's fallbacks (prepare and execute, Begin without options,
+// the deprecated statement methods) are one statement per driver call, on
+// the caller's thread.
 func TestMinimalDriver(t *testing.T) {
 	for _, ping := range []bool{false, true} {
 		s := newSchema(t)
@@ -642,9 +643,9 @@ func TestMinimalDriver(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "[]"
+		want := "[ConnPrepareContext ConnBeginTx]"
 		if ping {
-			want = "[Pinger]"
+			want = "[ConnPrepareContext ConnBeginTx Pinger]"
 		}
 		c.Raw(func(dc any) error {
 			if got := optionalInterfaces(dc); got != want {
@@ -674,22 +675,34 @@ func TestMinimalDriver(t *testing.T) {
 		if err := tx.Commit(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}); err == nil {
-			t.Fatal("read-only transaction on a driver without ConnBeginTx: no error")
+		if _, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable}); err == nil || err.Error() != "sql: driver does not support non-default isolation level" {
+			t.Fatalf("serializable transaction on a driver without ConnBeginTx: %v, want database/sql's refusal", err)
+		}
+		if _, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}); err == nil || err.Error() != "sql: driver does not support read-only transactions" {
+			t.Fatalf("read-only transaction on a driver without ConnBeginTx: %v, want database/sql's refusal", err)
 		}
 		got := names(history(s))
-		// Begin has no context without ConnBeginTx: its statements and
-		// transaction have no thread, and the DELETE nests in none.
+		// Without an Execer or Queryer database/sql prepares each
+		// statement, then executes it: two driver calls, two statements,
+		// as with a driver that has ConnPrepareContext. The read-only
+		// BEGIN is refused, as database/sql refuses it.
 		want2 := []string{
+			"statement/com/Prepare PREPARE INSERT INTO `t` ( `id` , `v` ) VALUES (...)",
 			"statement/sql/insert INSERT INTO t (id, v) VALUES (?, 'm')",
+			"statement/com/Prepare PREPARE SELECT `v` FROM `t` WHERE `id` = ?",
 			"statement/sql/select SELECT v FROM t WHERE id = ?",
+			"statement/sql/begin START TRANSACTION",
+			"statement/com/Prepare PREPARE DELETE FROM `t` WHERE `id` = ?",
 			"statement/sql/delete DELETE FROM t WHERE id = 60",
+			"statement/sql/commit COMMIT",
+			"statement/sql/begin START TRANSACTION",
+			"statement/sql/begin START TRANSACTION READ ONLY",
 		}
 		if strings.Join(got, "\n") != strings.Join(want2, "\n") {
 			t.Errorf("events_statements_history:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want2, "\n"))
 		}
-		if r := digestRow(t, s, "START TRANSACTION"); r.CountStar != 1 {
-			t.Errorf("START TRANSACTION: COUNT_STAR %d", r.CountStar)
+		if r := digestRow(t, s, "START TRANSACTION"); r.CountStar != 2 || r.SumErrors != 1 { // the serializable one refused
+			t.Errorf("START TRANSACTION: COUNT_STAR %d, SUM_ERRORS %d", r.CountStar, r.SumErrors)
 		}
 		if r := digestRow(t, s, "COMMIT"); r.CountStar != 1 {
 			t.Errorf("COMMIT: COUNT_STAR %d", r.CountStar)
