@@ -24,11 +24,12 @@ import (
 // stmtEntry (DIGEST, DIGEST_TEXT), in a fixed array of atomic pointers, two
 // ways per set (a miss fills an empty way, else one at random). A hit costs
 // a hash of the text and a comparison; a miss normalizes the text
-// (digest.Normalizer, pooled) and publishes a new entry. Entries are immutable but for their binding
-// (below), so readers and writers share them without locks; an entry
-// replaced in the cache lives on while statements or history rows point to
-// it. The digest settings are the schema's, fixed at New, so the text alone
-// is the key.
+// (digest.Normalizer, pooled) and publishes a new entry. Entries are
+// immutable but for their binding (below), so readers and writers share
+// them without locks; an entry replaced in the cache lives on while
+// statements or history rows point to it. The digest settings are the
+// schema's, fixed at New, so the text alone is the key. Texts that differ
+// only in their literals share their digest's DIGEST_TEXT (stmtCache.texts).
 //
 // # The digest table
 //
