@@ -124,6 +124,28 @@ func (t *Thread) EndStage() {
 	t.leave(g)
 }
 
+// Settle ends the stage in progress on t, if any, and reports whether t is
+// now between events: no wait, statement or transaction in progress. A
+// thread that serves one task after another (a pooled request thread, see
+// pfshttp.WithThreadPool) settles between tasks, and only a settled thread
+// takes its next: an event a task left in progress would otherwise be
+// counted in the next task's. Called by the goroutine driving t; false for
+// a nil or ended thread, or when another goroutine is writing t's storage
+// (a misuse, see Thread).
+func (t *Thread) Settle() bool {
+	if t == nil || t.ended.Load() {
+		return false
+	}
+	g, ok := t.enter()
+	if !ok {
+		return false
+	}
+	t.endStage()
+	settled := t.depth == 0 && t.stmtDepth == 0 && !t.trx.on
+	t.leave(g)
+	return settled
+}
+
 // SetStageProgress sets WORK_COMPLETED and WORK_ESTIMATED of the stage in
 // progress, if it has a current row. MySQL shows them for stage classes with
 // the progress property; otelpfs, for any stage that sets them.

@@ -12,7 +12,6 @@ import (
 	"github.com/otelpfs/otelpfs/instrument/pfshttp"
 	"github.com/otelpfs/otelpfs/instrument/pfssql"
 	"github.com/otelpfs/otelpfs/pfscore"
-	"go.opentelemetry.io/otel/propagation"
 )
 
 // A kit is what the service is built of: the same handlers run on the
@@ -219,16 +218,15 @@ func instrumentedKit(s *pfscore.Schema, dsn, journalPath string, user func(*http
 		cacheMem:    instrumentedAccountant{instrument.NewMemoryClass(cacheMemName, in)},
 		stages:      func(ctx context.Context, st stage) { stages[st].Start(ctx) },
 		wrap: func(h http.Handler) http.Handler {
-			// The caller's trace context, as OpenTelemetry's HTTP handler
-			// would put it in the request's context, added in the copy of
-			// the request pfshttp makes for its thread: with
+			// Requests run on pooled threads, one pool per tenant
+			// (pfshttp.WithThreadPool), and carry the caller's trace
+			// context from their traceparent header, as OpenTelemetry's
+			// HTTP handler would put it in the request's context
+			// (pfshttp.WithTraceContext): with
 			// instrument.SetTraceHook(bridge.TraceContext), statements
 			// record it, and their spans join the caller's trace.
-			var prop propagation.TraceContext
 			return pfshttp.Handler(h, pfshttp.WithSchema(s), pfshttp.WithUser(user),
-				pfshttp.WithContext(func(r *http.Request) context.Context {
-					return prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-				}))
+				pfshttp.WithThreadPool(threadPoolSize), pfshttp.WithTraceContext())
 		},
 		close: func() error { return closeBoth(raw.Close(), f.Close()) },
 	}, nil
@@ -243,3 +241,7 @@ func closeBoth(a, b error) error {
 	}
 	return nil
 }
+
+// threadPoolSize bounds the idle request threads the service keeps
+// (pfshttp.WithThreadPool): enough for its tenants' concurrent requests.
+const threadPoolSize = 64

@@ -21,9 +21,12 @@
 //	PUT    /config/page_size  set the page size (body: a number)
 //
 // The instrumented service takes its caller's trace from the W3C
-// traceparent header (OpenTelemetry's propagation), so that with
+// traceparent header (pfshttp.WithTraceContext, which does what
+// OpenTelemetry's propagation does), so that with
 // instrument.SetTraceHook(bridge.TraceContext) its statements join the
-// caller's trace.
+// caller's trace. Its requests run on pooled threads, a pool per tenant
+// (pfshttp.WithThreadPool), as a connection pool's clients run on its
+// connections.
 //
 // A title longer than 80 bytes fails the table's CHECK constraint: the
 // insert's error is a 500, as a service's bug would be.

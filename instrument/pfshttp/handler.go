@@ -55,6 +55,9 @@ func Handler(next http.Handler, opts ...Option) http.Handler {
 		host:    c.host,
 		route:   c.route,
 		ctx:     c.ctx,
+		pool:    c.pool(),
+
+		traceContext: c.traceContext,
 	}
 }
 
@@ -64,6 +67,8 @@ type handler struct {
 	stmts             *instrument.StatementClass
 	user, host, route func(*http.Request) string
 	ctx               func(*http.Request) context.Context
+	pool              *threadPool // nil: a thread per request
+	traceContext      bool        // WithTraceContext
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -82,7 +87,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			base = c
 		}
 	}
-	t := h.threads.Start(user, host)
+	if h.traceContext {
+		base = withTraceContext(base, r.Header)
+	}
+	var t *instrument.Thread
+	if h.pool != nil {
+		t = h.pool.get(user, host)
+	}
+	if t == nil {
+		t = h.threads.Start(user, host)
+	}
 	// The request's one allocation: the copy of r the handler gets, the
 	// context it carries and the ResponseWriter (see request).
 	q := &request{w: responseWriter{ResponseWriter: w}}
@@ -103,7 +117,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if v != nil {
 				msg = fmt.Sprint("panic: ", v)
 			}
-			h.end(&st, t, r, instrument.StatementResult{Errors: 1, Message: msg})
+			h.end(&st, q, user, host, instrument.StatementResult{Errors: 1, Message: msg})
 			if v != nil {
 				panic(v)
 			}
@@ -115,17 +129,35 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rw.status >= 500 {
 		res.Errors, res.Message = 1, statusText(rw.status)
 	}
-	h.end(&st, t, r, res)
+	h.end(&st, q, user, host, res)
 }
 
-// end names and ends the statement, then the thread.
-func (h *handler) end(st *instrument.Statement, t *instrument.Thread, r *http.Request, res instrument.StatementResult) {
+// end names and ends the statement, then the thread, or returns it to the
+// pool once the request's context no longer carries it.
+func (h *handler) end(st *instrument.Statement, q *request, user, host string, res instrument.StatementResult) {
+	r := &q.r
 	if st.Active() {
 		st.SetText(h.text(r), true)
 		res.Cancelled = r.Context().Err() != nil
 		st.End(res)
 	}
-	t.End()
+	t := q.ctx.t.Load()
+	if h.pool == nil {
+		t.End() // the context keeps the ended thread, as ContextWithThread's would
+		return
+	}
+	q.ctx.t.Store(nil)
+	h.pool.put(user, host, t)
+}
+
+// CloseIdleThreads ends the idle threads WithThreadPool keeps; threads of
+// requests in progress end when their requests do. Without WithThreadPool
+// it does nothing. The handler goes on serving: later requests start
+// threads again.
+func (h *handler) CloseIdleThreads() {
+	if h.pool != nil {
+		h.pool.closeIdle()
+	}
 }
 
 // text is the statement text of r, once handled.

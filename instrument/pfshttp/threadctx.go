@@ -3,6 +3,7 @@ package pfshttp
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/otelpfs/otelpfs/instrument"
 	"github.com/otelpfs/otelpfs/instrument/internal/ctxkey"
@@ -26,7 +27,8 @@ type request struct {
 // withThread returns a context that is parent carrying t, as
 // instrument.ContextWithThread(parent, t) does, in q's own storage.
 func (q *request) withThread(parent context.Context, t *instrument.Thread) context.Context {
-	q.ctx = threadCtx{Context: parent, t: t}
+	q.ctx.Context = parent
+	q.ctx.t.Store(t)
 	return &q.ctx
 }
 
@@ -41,12 +43,16 @@ func (q *request) withThread(parent context.Context, t *instrument.Thread) conte
 // derived from ContextWithThread's would not.
 type threadCtx struct {
 	context.Context
-	t *instrument.Thread
+	// t is the request's thread. A pooled thread (WithThreadPool) leaves
+	// it when the request ends, so that what outlives the request (a
+	// goroutine keeping its context) records on no thread, as it would on
+	// an ended one, and not on the thread's next request.
+	t atomic.Pointer[instrument.Thread]
 }
 
 func (c *threadCtx) Value(key any) any {
 	if _, ok := key.(ctxkey.Thread); ok {
-		return c.t
+		return c.t.Load()
 	}
 	return c.Context.Value(key)
 }

@@ -1,0 +1,119 @@
+package pfshttp
+
+import (
+	"sync"
+
+	"github.com/otelpfs/otelpfs/instrument"
+)
+
+// threadPool keeps a Handler's idle request threads for later requests of
+// the same user and host (WithThreadPool), as a connection pool keeps its
+// connections: starting and ending a thread (its rows, its account's
+// connection counts, the roll-up of its statistics) is most of what a
+// request thread costs, and a pooled thread pays it once for many requests.
+//
+// Invariants, under mu:
+//   - every thread in idle is live (not ended), settled (pfscore's
+//     Thread.Settle: no event in progress), in no request's context, and
+//     in idle once;
+//   - n is the number of threads in idle, at most max;
+//   - a list in idle is the threads of its actor: their user and host are
+//     the key's, fixed when they started.
+//
+// A request takes a thread out of idle for its whole run, so one goroutine
+// at a time drives it (pfscore's Thread); the hand-over between requests
+// goes through mu, which orders the last request's writes before the next
+// one's.
+type threadPool struct {
+	mu   sync.Mutex
+	idle map[actor]*idleList
+	n    int // threads in idle
+	max  int // bound of n
+
+	// lists is how many lists idle may hold before put drops the empty
+	// ones: a service whose hosts are its clients' IPs meets many actors,
+	// and an actor's list stays (empty) after its last thread is taken so
+	// that the next put does not make a new one.
+	lists int
+}
+
+// actor is a pool's key: a thread's user and host.
+type actor struct{ user, host string }
+
+// idleList is an actor's idle threads, the most recently used last.
+type idleList struct{ ts []*instrument.Thread }
+
+func newThreadPool(max int) *threadPool {
+	return &threadPool{idle: make(map[actor]*idleList), max: max, lists: 2*max + 16}
+}
+
+// get returns an idle thread of user@host, or nil if there is none.
+func (p *threadPool) get(user, host string) *instrument.Thread {
+	p.mu.Lock()
+	var t *instrument.Thread
+	if l := p.idle[actor{user, host}]; l != nil && len(l.ts) > 0 {
+		last := len(l.ts) - 1
+		t = l.ts[last]
+		l.ts[last] = nil
+		l.ts = l.ts[:last]
+		p.n--
+	}
+	p.mu.Unlock()
+	return t
+}
+
+// put returns t, a thread of user@host whose request is over, to the pool,
+// or ends it: when it did not settle (a wait, statement or transaction the
+// request left in progress), when it has ended, or when the pool is full.
+// The caller has taken t out of the request's context first.
+func (p *threadPool) put(user, host string, t *instrument.Thread) {
+	if t == nil || !t.Settle() {
+		t.End() // nil, ended: nothing; unsettled: its events end with it
+		return
+	}
+	p.mu.Lock()
+	if p.n >= p.max {
+		p.mu.Unlock()
+		t.End()
+		return
+	}
+	k := actor{user, host}
+	l := p.idle[k]
+	if l == nil {
+		if len(p.idle) >= p.lists {
+			p.dropEmptyLocked()
+		}
+		l = new(idleList)
+		p.idle[k] = l
+	}
+	l.ts = append(l.ts, t)
+	p.n++
+	p.mu.Unlock()
+}
+
+// dropEmptyLocked forgets the actors without idle threads. p.mu is held.
+// There are at most max lists with threads, and put calls it only when
+// there are lists (2*max+16) of them, so it frees at least max+16 lists
+// for each walk: amortized, a constant cost per put.
+func (p *threadPool) dropEmptyLocked() {
+	for k, l := range p.idle {
+		if len(l.ts) == 0 {
+			delete(p.idle, k)
+		}
+	}
+}
+
+// closeIdle ends the pool's idle threads.
+func (p *threadPool) closeIdle() {
+	p.mu.Lock()
+	var ts []*instrument.Thread
+	for k, l := range p.idle {
+		ts = append(ts, l.ts...)
+		delete(p.idle, k)
+	}
+	p.n = 0
+	p.mu.Unlock()
+	for _, t := range ts {
+		t.End()
+	}
+}
