@@ -82,9 +82,28 @@ func (t *Thread) StartStage(c *Class, source string) {
 	if !ok {
 		return
 	}
-	t.endStage()
-	t.beginStage(c, src)
+	var rd reading // one reading ends the old stage and begins the new, as in MySQL
+	t.endStage(&rd)
+	t.beginStage(c, src, &rd)
 	t.leave(g)
+}
+
+// A reading is a clock reading shared by events that end or begin at one
+// moment (a stage ending where the next begins, a stage ending with its
+// statement): the first that needs the time on a timer reads it, and the
+// others with the same timer take it.
+type reading struct {
+	timer hwclock.Timer
+	now   uint64
+	ok    bool
+}
+
+// at returns the time on timer, reading it unless the reading has it.
+func (rd *reading) at(timer hwclock.Timer) uint64 {
+	if !rd.ok || rd.timer != timer {
+		rd.timer, rd.now, rd.ok = timer, timer.Now(), true
+	}
+	return rd.now
 }
 
 // internedSource is a SOURCE string and its id in the schema's names.
@@ -120,7 +139,7 @@ func (t *Thread) EndStage() {
 	if !ok {
 		return
 	}
-	t.endStage()
+	t.endStage(new(reading))
 	t.leave(g)
 }
 
@@ -140,7 +159,7 @@ func (t *Thread) Settle() bool {
 	if !ok {
 		return false
 	}
-	t.endStage()
+	t.endStage(new(reading))
 	settled := t.depth == 0 && t.stmtDepth == 0 && !t.trx.on
 	t.leave(g)
 	return settled
@@ -166,8 +185,9 @@ func (t *Thread) SetStageProgress(completed, estimated uint64) {
 	t.leave(g)
 }
 
-// beginStage starts a stage of class c, in a write section.
-func (t *Thread) beginStage(c *Class, src uint64) {
+// beginStage starts a stage of class c, in a write section, at rd's time if
+// it is on the stage's timer.
+func (t *Thread) beginStage(c *Class, src uint64, rd *reading) {
 	if c == nil || c.kind != KindStage || !t.s.owns(c) {
 		return
 	}
@@ -185,7 +205,7 @@ func (t *Thread) beginStage(c *Class, src uint64) {
 	if f&flagSetTimed != 0 {
 		st.timed = true
 		st.timer = s.timers.Timer(hwclock.ClassStage)
-		st.start = st.timer.Now()
+		st.start = rd.at(st.timer)
 	}
 	if cons&(1<<ConsumerEventsStagesCurrent) == 0 {
 		return
@@ -217,8 +237,9 @@ func (t *Thread) beginStage(c *Class, src uint64) {
 }
 
 // endStage ends the stage in progress, if any, in a write section: its time
-// to the thread's statistics, its row closed and copied to history.
-func (t *Thread) endStage() {
+// to the thread's statistics, its row closed and copied to history. It ends
+// at rd's time if rd is on the stage's timer.
+func (t *Thread) endStage(rd *reading) {
 	st := &t.stage
 	if !st.on {
 		return
@@ -226,7 +247,10 @@ func (t *Thread) endStage() {
 	st.on, st.nest = false, 0
 	var end, wait uint64
 	if st.timed {
-		end = st.timer.Now()
+		end = rd.at(st.timer)
+		if int64(end-st.start) < 0 { // a statement EndAt ended before the stage began
+			end = st.timer.Now()
+		}
 		wait = end - st.start
 	}
 	t.stat(st.class).aggregate(t.s.epochOf(truncThreads), st.timed, wait)

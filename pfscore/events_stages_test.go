@@ -298,3 +298,80 @@ func TestStageSourceCache(t *testing.T) {
 		t.Errorf("sources %q, want %q", got, want)
 	}
 }
+
+// One reading ends a stage and begins the next, as in MySQL; a stage that
+// ends with its statement ends at the statement's end; and a statement
+// ended (EndAt) before its stage began does not give the stage a negative
+// time.
+func TestStageSharedReadings(t *testing.T) {
+	f := newStageFixture(t, WithConsumer(ConsumerEventsStatementsCurrent, true))
+	req := f.s.MustRegister("statement/http/request", WithDefault(true, true))
+	th := f.s.NewThread(f.thread, ThreadOptions{User: "alice", Host: "web1"})
+	defer th.End()
+	th.StartStage(f.parse, "")
+	th.StartStage(f.write, "")
+	th.EndStage()
+	h := f.s.EventsStagesHistory()
+	if len(h) != 2 || h[0].TimerEnd != h[1].TimerStart || h[0].TimerWait == 0 && h[1].TimerWait == 0 {
+		t.Errorf("stage switch: %+v; want the first's TIMER_END to be the second's TIMER_START", h)
+	}
+	st := f.s.StartStatement(th, req, StatementInfo{Text: "GET /"})
+	th.StartStage(f.parse, "")
+	st.End(StatementResult{})
+	var stmtEnd uint64
+	for _, e := range f.s.EventsStatementsCurrent() {
+		stmtEnd = e.TimerEnd
+	}
+	h = f.s.EventsStagesHistory()
+	if last := h[len(h)-1]; last.InProgress || last.TimerEnd != stmtEnd || stmtEnd == 0 {
+		t.Errorf("the stage that ended with its statement: %+v, the statement's TIMER_END %d", last, stmtEnd)
+	}
+	st = f.s.StartStatement(th, req, StatementInfo{Text: "GET /"})
+	start := st.Start()
+	th.StartStage(f.write, "")
+	st.EndAt(start, StatementResult{}) // before the stage began
+	h = f.s.EventsStagesHistory()
+	if last := h[len(h)-1]; last.TimerEnd < last.TimerStart || last.TimerWait > 1<<62 {
+		t.Errorf("a stage whose statement EndAt ended before it began: %+v", last)
+	}
+}
+
+// Settle ends the stage in progress and reports whether the thread has no
+// wait, statement or transaction in progress.
+func TestSettle(t *testing.T) {
+	f := newStageFixture(t)
+	req := f.s.MustRegister("statement/http/request", WithDefault(true, true))
+	th := f.s.NewThread(f.thread, ThreadOptions{User: "alice", Host: "web1"})
+	th.StartStage(f.parse, "")
+	if !th.Settle() {
+		t.Error("a thread with a stage in progress did not settle")
+	}
+	if cur := f.s.EventsStagesCurrent(); len(cur) != 1 || cur[0].InProgress {
+		t.Errorf("the stage after Settle: %+v", cur)
+	}
+	st := f.s.StartStatement(th, req, StatementInfo{Text: "GET /"})
+	if th.Settle() {
+		t.Error("a thread with a statement in progress settled")
+	}
+	st.End(StatementResult{})
+	tx := f.s.StartTransaction(th, TransactionInfo{})
+	if th.Settle() {
+		t.Error("a thread with a transaction in progress settled")
+	}
+	tx.End(true)
+	var w WaitState
+	if !f.m.BeginWait(&w, th, OpLock) {
+		t.Fatal("the wait did not begin")
+	}
+	if th.Settle() {
+		t.Error("a thread with a wait in progress settled")
+	}
+	w.EndWait(0)
+	if !th.Settle() {
+		t.Error("a thread with nothing in progress did not settle")
+	}
+	th.End()
+	if th.Settle() || (*Thread)(nil).Settle() {
+		t.Error("an ended or nil thread settled")
+	}
+}

@@ -513,7 +513,7 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *St
 	// A stage begun inside the statement, while it was the innermost, ends
 	// with it.
 	if top && t.stage.on && t.stage.stmtDepth > level {
-		t.endStage()
+		t.endStage(&reading{timer: st.meta.timer(), now: end, ok: timed})
 	}
 	t.stat(st.c.index).aggregate(t.s.epochOf(truncThreads), timed, wait)
 	t.stmtCounts(st.c.kindIndex).addResult(r)
