@@ -91,15 +91,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		base = withTraceContext(base, r.Header)
 	}
 	var t *instrument.Thread
+	var list *idleList
 	if h.pool != nil {
-		t = h.pool.get(user, host)
+		t, list = h.pool.get(user, host)
 	}
 	if t == nil {
 		t = h.threads.Start(user, host)
 	}
 	// The request's one allocation: the copy of r the handler gets, the
 	// context it carries and the ResponseWriter (see request).
-	q := &request{w: responseWriter{ResponseWriter: w}}
+	q := &request{w: responseWriter{ResponseWriter: w}, list: list}
 	ctx := q.withThread(base, t)
 	q.r = *r.WithContext(ctx) // inlined: the temporary copy stays on the stack
 	r = &q.r
@@ -147,7 +148,7 @@ func (h *handler) end(st *instrument.Statement, q *request, user, host string, r
 		return
 	}
 	q.ctx.t.Store(nil)
-	h.pool.put(user, host, t)
+	h.pool.put(q.list, user, host, t)
 }
 
 // CloseIdleThreads ends the idle threads WithThreadPool keeps; threads of

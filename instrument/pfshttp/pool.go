@@ -18,7 +18,9 @@ import (
 //     in idle once;
 //   - n is the number of threads in idle, at most max;
 //   - a list in idle is the threads of its actor: their user and host are
-//     the key's, fixed when they started.
+//     the key's, fixed when they started;
+//   - a list is dropped (dropped set) exactly when it leaves idle, and a
+//     dropped list is empty and stays so: put never adds to one.
 //
 // A request takes a thread out of idle for its whole run, so one goroutine
 // at a time drives it (pfscore's Thread); the hand-over between requests
@@ -41,17 +43,25 @@ type threadPool struct {
 type actor struct{ user, host string }
 
 // idleList is an actor's idle threads, the most recently used last.
-type idleList struct{ ts []*instrument.Thread }
+// dropped is set, under mu, when the list leaves idle: a request that took
+// its thread from it (get) gives the thread back to the list without
+// looking its actor up again, unless the list was dropped meanwhile.
+type idleList struct {
+	ts      []*instrument.Thread
+	dropped bool
+}
 
 func newThreadPool(max int) *threadPool {
 	return &threadPool{idle: make(map[actor]*idleList), max: max, lists: 2*max + 16}
 }
 
-// get returns an idle thread of user@host, or nil if there is none.
-func (p *threadPool) get(user, host string) *instrument.Thread {
+// get returns an idle thread of user@host, or nil if there is none, and
+// the actor's list, if it has one, for put.
+func (p *threadPool) get(user, host string) (*instrument.Thread, *idleList) {
 	p.mu.Lock()
 	var t *instrument.Thread
-	if l := p.idle[actor{user, host}]; l != nil && len(l.ts) > 0 {
+	l := p.idle[actor{user, host}]
+	if l != nil && len(l.ts) > 0 {
 		last := len(l.ts) - 1
 		t = l.ts[last]
 		l.ts[last] = nil
@@ -59,14 +69,15 @@ func (p *threadPool) get(user, host string) *instrument.Thread {
 		p.n--
 	}
 	p.mu.Unlock()
-	return t
+	return t, l
 }
 
 // put returns t, a thread of user@host whose request is over, to the pool,
 // or ends it: when it did not settle (a wait, statement or transaction the
 // request left in progress), when it has ended, or when the pool is full.
-// The caller has taken t out of the request's context first.
-func (p *threadPool) put(user, host string, t *instrument.Thread) {
+// The caller has taken t out of the request's context first. l is what get
+// returned for user@host, if anything.
+func (p *threadPool) put(l *idleList, user, host string, t *instrument.Thread) {
 	if t == nil || !t.Settle() {
 		t.End() // nil, ended: nothing; unsettled: its events end with it
 		return
@@ -77,14 +88,15 @@ func (p *threadPool) put(user, host string, t *instrument.Thread) {
 		t.End()
 		return
 	}
-	k := actor{user, host}
-	l := p.idle[k]
-	if l == nil {
-		if len(p.idle) >= p.lists {
-			p.dropEmptyLocked()
+	if l == nil || l.dropped {
+		k := actor{user, host}
+		if l = p.idle[k]; l == nil {
+			if len(p.idle) >= p.lists {
+				p.dropEmptyLocked()
+			}
+			l = new(idleList)
+			p.idle[k] = l
 		}
-		l = new(idleList)
-		p.idle[k] = l
 	}
 	l.ts = append(l.ts, t)
 	p.n++
@@ -98,6 +110,7 @@ func (p *threadPool) put(user, host string, t *instrument.Thread) {
 func (p *threadPool) dropEmptyLocked() {
 	for k, l := range p.idle {
 		if len(l.ts) == 0 {
+			l.dropped = true
 			delete(p.idle, k)
 		}
 	}
@@ -109,6 +122,7 @@ func (p *threadPool) closeIdle() {
 	var ts []*instrument.Thread
 	for k, l := range p.idle {
 		ts = append(ts, l.ts...)
+		l.ts, l.dropped = nil, true
 		delete(p.idle, k)
 	}
 	p.n = 0

@@ -308,3 +308,47 @@ func TestWithTraceContext(t *testing.T) {
 		t.Errorf("an invalid traceparent gave %+v", got)
 	}
 }
+
+// A request whose actor's idle list was dropped while it ran (the pool
+// forgets empty lists when many actors have come and gone) gives its
+// thread back to a list the pool still has, where the actor's next request
+// finds it.
+func TestThreadPoolListDroppedDuringRequest(t *testing.T) {
+	s := newSchema(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var last *instrument.Thread
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /ok", func(w http.ResponseWriter, r *http.Request) { last = instrument.ThreadFromContext(r.Context()) })
+	mux.HandleFunc("GET /hold", func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-release
+	})
+	mux.HandleFunc("GET /leak", func(w http.ResponseWriter, r *http.Request) {
+		instrument.StartSQL(r.Context(), s, "", "SELECT 1") // never ended: the thread ends
+	})
+	h := pfshttp.Handler(mux, pfshttp.WithSchema(s), userHeader, pfshttp.WithThreadPool(2))
+	serve := func(path, user string) {
+		h.ServeHTTP(httptest.NewRecorder(), requestAs(path, user, "10.0.0.1"))
+	}
+	serve("/ok", "x")
+	pooled := last
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		serve("/hold", "x") // takes x's thread, leaving x's list empty
+	}()
+	<-entered
+	// Actors that come and go, each leaving an empty list, until the pool
+	// drops the empty lists, x's among them.
+	for i := range 40 {
+		u := fmt.Sprint("u", i)
+		serve("/ok", u)
+		serve("/leak", u)
+	}
+	close(release)
+	<-done
+	serve("/ok", "x")
+	if last != pooled || pooled.Ended() {
+		t.Errorf("x's next request ran on %v; want its pooled thread %v, given back to a list the pool has", last, pooled)
+	}
+}

@@ -19,9 +19,10 @@ import (
 // end, say), so each request gets a new one and the garbage collector
 // frees it.
 type request struct {
-	r   http.Request
-	ctx threadCtx
-	w   responseWriter
+	r    http.Request
+	ctx  threadCtx
+	w    responseWriter
+	list *idleList // the pool's list of the request's actor, if get found one
 }
 
 // withThread returns a context that is parent carrying t, as
