@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/otelpfs/otelpfs/instrument"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Handler returns next instrumented: each request is a thread and, on it, a
@@ -87,9 +88,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			base = c
 		}
 	}
-	if h.traceContext {
-		base = withTraceContext(base, r.Header)
-	}
+
 	var t *instrument.Thread
 	var list *idleList
 	if h.pool != nil {
@@ -101,6 +100,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The request's one allocation: the copy of r the handler gets, the
 	// context it carries and the ResponseWriter (see request).
 	q := &request{w: responseWriter{ResponseWriter: w}, list: list}
+	if h.traceContext {
+		if sc, ok := parseTraceContext(r.Header); ok {
+			if spanKey != nil {
+				q.ctx.setSpan(sc) // before withThread publishes q.ctx
+			} else {
+				base = trace.ContextWithRemoteSpanContext(base, sc)
+			}
+		}
+	}
 	ctx := q.withThread(base, t)
 	q.r = *r.WithContext(ctx) // inlined: the temporary copy stays on the stack
 	r = &q.r

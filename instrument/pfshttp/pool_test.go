@@ -352,3 +352,32 @@ func TestThreadPoolListDroppedDuringRequest(t *testing.T) {
 		t.Errorf("x's next request ran on %v; want its pooled thread %v, given back to a list the pool has", last, pooled)
 	}
 }
+
+// A request on a pooled thread, with the caller's trace context, makes one
+// allocation of its own: the request copy with its context (which carries
+// the caller's span) and its ResponseWriter.
+func TestThreadPoolAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts under the race detector mean nothing")
+	}
+	s := newSchema(t)
+	mux := http.NewServeMux()
+	var sc trace.SpanContext
+	mux.HandleFunc("GET /users/{id}", func(w http.ResponseWriter, r *http.Request) {
+		sc = trace.SpanContextFromContext(r.Context())
+		w.Write([]byte("ok"))
+	})
+	w := &nopWriter{h: http.Header{}}
+	r := requestAs("/users/42", "app", "192.0.2.1")
+	r.Header.Set("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+	h := pfshttp.Handler(mux, pfshttp.WithSchema(s), userHeader, pfshttp.WithThreadPool(4), pfshttp.WithTraceContext())
+	h.ServeHTTP(w, r) // starts the thread, registers the digest
+	bare := testing.AllocsPerRun(200, func() { mux.ServeHTTP(w, r) })
+	got := testing.AllocsPerRun(200, func() { h.ServeHTTP(w, r) })
+	if got > bare+1 {
+		t.Errorf("%v allocations per pooled request; want at most the mux's %v and one", got, bare)
+	}
+	if !sc.IsValid() || !sc.IsRemote() {
+		t.Errorf("the handler's span context: %+v", sc)
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/otelpfs/otelpfs/instrument"
 	"github.com/otelpfs/otelpfs/instrument/internal/ctxkey"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // request is what Handler allocates for a request, in one allocation
@@ -49,11 +50,23 @@ type threadCtx struct {
 	// goroutine keeping its context) records on no thread, as it would on
 	// an ended one, and not on the thread's next request.
 	t atomic.Pointer[instrument.Thread]
+	// span, if span.Span is not nil, is the caller's span
+	// (WithTraceContext), which Value answers under OpenTelemetry's key
+	// (spanKey).
+	span remoteSpan
+}
+
+// setSpan makes c carry sc as the caller's span.
+func (c *threadCtx) setSpan(sc trace.SpanContext) {
+	c.span = remoteSpan{Span: noSpan, sc: sc}
 }
 
 func (c *threadCtx) Value(key any) any {
 	if _, ok := key.(ctxkey.Thread); ok {
 		return c.t.Load()
+	}
+	if c.span.Span != nil && key == spanKey {
+		return trace.Span(&c.span)
 	}
 	return c.Context.Value(key)
 }

@@ -26,13 +26,15 @@ var (
 // traceContextCases are headers and what withTraceContext should find in
 // them: ok false means no span context at all; otherwise the trace and
 // span ids are wantTraceID and wantSpanID, with flags and state.
-var traceContextCases = []struct {
+type traceContextCase struct {
 	name  string
 	h     http.Header
 	ok    bool
 	flags trace.TraceFlags
 	state string
-}{
+}
+
+var traceContextCases = []traceContextCase{
 	{name: "no header", h: http.Header{}},
 	{name: "nil header", h: nil},
 	{name: "empty traceparent", h: http.Header{"Traceparent": {""}}},
