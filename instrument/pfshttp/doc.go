@@ -67,6 +67,27 @@
 // OpenTelemetry's handler outside Handler, TRACE_ID and SPAN_ID link each
 // row to the request's span.
 //
+// # Pooled threads
+//
+// WithThreadPool runs requests on pooled threads instead, as a connection
+// pool runs its clients' work on its connections: a request takes an idle
+// thread of its user and host, or starts one, and gives it back when it
+// ends, if no event it began is still in progress. A thread's start and
+// end (its rows, its account's connection counts, the roll-up of its
+// statistics) are then paid once for many requests, most of what a
+// request's thread costs. THREAD_ID, the by_thread summaries and the
+// per-thread histories then span the requests a thread served, threads
+// lists idle pooled threads too, and TOTAL_CONNECTIONS counts threads, not
+// requests; WithThreadPool says what else changes.
+//
+// # The caller's trace
+//
+// WithTraceContext takes the caller's trace from the request's W3C
+// traceparent and tracestate headers, as OpenTelemetry's propagator does
+// and with the same result, at a fraction of its cost: the request's
+// context carries the caller's span, so statements record its trace and
+// their spans join it.
+//
 // # Idle connections
 //
 // A connection kept alive between requests spends most of its time
@@ -95,13 +116,14 @@
 //
 // # Cost
 //
-// A request costs a thread start and end, a statement, and one allocation
-// of the middleware's own, about 350 bytes: the copy of the request that
+// A request costs a thread start and end (none with WithThreadPool, but a
+// pool's lock twice), a statement, and one allocation of the middleware's
+// own, about 450 bytes: the copy of the request that
 // carries the thread (net/http gives a handler no other way to pass a
 // context on), its context and the ResponseWriter that records the
-// status, in one object that is never reused, since a handler may keep
-// its request past its return. Starting the thread allocates one more
-// object. BenchmarkHandler compares a ServeMux route with and without
+// status (and the caller's span, with WithTraceContext), in one object
+// that is never reused, since a handler may keep its request past its
+// return. Starting a thread allocates one more object. BenchmarkHandler compares a ServeMux route with and without
 // Handler; TestAllocations holds the count. Threads come from the schema's thread table
 // (pfscore.WithMaxThreads): each request in progress and each open
 // connection holds one. A request that finds the table full has no

@@ -3,7 +3,7 @@
 // on, the OTLP pipeline exporting every 2 s) against the same handlers
 // built on Go's own types, so that noise cannot flip the sign.
 //
-//	cd bench && go run ./cmd/overhead [-rounds 20] [-requests 2000] [-workers 2] [-nospans]
+//	cd bench && go run ./cmd/overhead [-rounds 20] [-requests 2000] [-workers 2] [-nospans] [-defaults]
 //	cd bench && go run ./cmd/overhead -callgrind [-rounds 2] [-requests 1000]
 //
 // The two variants run in two child processes, each warm and holding its
@@ -64,7 +64,7 @@ func main() {
 type config struct {
 	rounds, requests, workers int
 	child, endpoint, profile  string
-	noSpans                   bool
+	noSpans, defaults         bool
 }
 
 func run(args []string, out io.Writer) error {
@@ -79,6 +79,7 @@ func run(args []string, out io.Writer) error {
 	fs.StringVar(analyze, "analyze", "", "only print the shares of this CPU profile (of BenchmarkDemoInstrumented, say)")
 	fs.BoolVar(callgrind, "callgrind", false, "count instructions per request under valgrind instead (noise-free; no pipeline)")
 	fs.BoolVar(&c.noSpans, "nospans", false, "export metrics only, no spans")
+	fs.BoolVar(&c.defaults, "defaults", false, "instrument with the default (MySQL's) instruments and consumers, not every one")
 	fs.IntVar(topFuncs, "top", 15, "how many of the instrumentation's functions to list")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -115,7 +116,7 @@ func child(c config, in io.Reader, out io.Writer) error {
 	if !instrumented && c.child != "raw" {
 		return fmt.Errorf("-child %q: raw or instrumented", c.child)
 	}
-	svc, err := demoenv.Start(demoenv.Options{Instrumented: instrumented, Endpoint: c.endpoint, NoSpans: c.noSpans})
+	svc, err := demoenv.Start(demoenv.Options{Instrumented: instrumented, Endpoint: c.endpoint, NoSpans: c.noSpans, Defaults: c.defaults})
 	if err != nil {
 		return err
 	}
@@ -230,7 +231,8 @@ func start(c config, variant, endpoint, profile string) (*proc, error) {
 		return nil, err
 	}
 	cmd := exec.Command(self, "-child", variant, "-endpoint", endpoint, "-cpuprofile", profile,
-		"-workers", strconv.Itoa(c.workers), "-nospans="+strconv.FormatBool(c.noSpans))
+		"-workers", strconv.Itoa(c.workers), "-nospans="+strconv.FormatBool(c.noSpans),
+		"-defaults="+strconv.FormatBool(c.defaults))
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -278,8 +280,12 @@ func parent(c config, out io.Writer) error {
 	if c.noSpans {
 		what = "metrics only"
 	}
-	fmt.Fprintf(out, "overhead: %d rounds of %d requests per variant, %d workers; pipeline (%s) every %s\n",
-		c.rounds, c.requests, c.workers, what, demoenv.ExportInterval)
+	config := "every instrument and consumer on"
+	if c.defaults {
+		config = "the default instruments and consumers"
+	}
+	fmt.Fprintf(out, "overhead: %d rounds of %d requests per variant, %d workers; %s; pipeline (%s) every %s\n",
+		c.rounds, c.requests, c.workers, config, what, demoenv.ExportInterval)
 	// A warm-up round each, not measured: caches, pools, the JIT-free
 	// equivalents (SQLite's page cache, the digest cache).
 	for _, p := range []*proc{raw, inst} {
@@ -415,7 +421,7 @@ func instructions(c config, out io.Writer) error {
 	}
 	run := func(variant string, n int) (float64, error) {
 		cmd := exec.Command("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-			self, "-child", variant, "-workers", strconv.Itoa(c.workers))
+			self, "-child", variant, "-workers", strconv.Itoa(c.workers), "-defaults="+strconv.FormatBool(c.defaults))
 		cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1")
 		cmd.Stdin = strings.NewReader(fmt.Sprintf("round %d\nquit\n", n))
 		var stderr strings.Builder

@@ -51,6 +51,10 @@ type Options struct {
 	Endpoint string
 	// NoSpans leaves spans out of the pipeline: metrics only.
 	NoSpans bool
+	// Defaults builds the instrumented variant with the schema's default
+	// instruments and consumers, MySQL's (no history_long, no waits or
+	// stages consumers, memory classes off), instead of every one on.
+	Defaults bool
 }
 
 // Start builds the service.
@@ -62,12 +66,18 @@ func Start(o Options) (*Service, error) {
 	}
 	e := &Service{dir: dir}
 	if instrumented {
-		s, err := pfscore.New(pfscore.WithoutEnvironment(), pfscore.WithInstrument("%=ON"))
+		opts := []pfscore.Option{pfscore.WithoutEnvironment()}
+		if !o.Defaults {
+			opts = append(opts, pfscore.WithInstrument("%=ON"))
+		}
+		s, err := pfscore.New(opts...)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := s.UpdateConsumers("%", true); err != nil {
-			return nil, err
+		if !o.Defaults {
+			if _, err := s.UpdateConsumers("%", true); err != nil {
+				return nil, err
+			}
 		}
 		e.Schema = s
 		// Statements record their request's trace, as in the demo.
