@@ -155,7 +155,7 @@ func (t *Thread) Settle() bool {
 	if t == nil || t.ended.Load() {
 		return false
 	}
-	g, ok := t.enter()
+	g, ok := t.tryEnter(guardBusy) // a refusal loses no event: none is counted
 	if !ok {
 		return false
 	}

@@ -96,6 +96,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if t == nil {
 		t = h.threads.Start(user, host)
+		if t == nil && h.pool != nil && h.pool.evict() {
+			t = h.threads.Start(user, host) // the thread table was full, an idle thread's slot is free
+		}
 	}
 	// The request's one allocation: the copy of r the handler gets, the
 	// context it carries and the ResponseWriter (see request).
@@ -144,12 +147,28 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // end names and ends the statement, then the thread, or returns it to the
 // pool once the request's context no longer carries it.
 func (h *handler) end(st *instrument.Statement, q *request, user, host string, res instrument.StatementResult) {
-	r := &q.r
-	if st.Active() {
-		st.SetText(h.text(r), true)
-		res.Cancelled = r.Context().Err() != nil
-		st.End(res)
+	defer h.release(q, user, host) // whatever happens below
+	if !st.Active() {
+		return
 	}
+	r := &q.r
+	res.Cancelled = r.Context().Err() != nil
+	defer func() {
+		if st.Active() { // WithRoute's function panicked: the statement ends, then the panic goes on
+			v := recover()
+			st.End(instrument.StatementResult{Errors: 1, Message: fmt.Sprint("panic: ", v), Cancelled: res.Cancelled})
+			if v != nil {
+				panic(v)
+			}
+		}
+	}()
+	st.SetText(h.text(r), true)
+	st.End(res)
+}
+
+// release ends the request's thread, or gives it back to the pool once
+// the request's context no longer carries it.
+func (h *handler) release(q *request, user, host string) {
 	t := q.ctx.t.Load()
 	if h.pool == nil {
 		t.End() // the context keeps the ended thread, as ContextWithThread's would

@@ -151,13 +151,20 @@ func WithConnectionThreadClass(name string) Option {
 // a MySQL connection does.
 //
 // A request's context carries its thread until the request ends, and none
-// after, so a goroutine that outlives the request records on no thread, as
-// it would on an ended thread. A thread is given back only settled (no
-// wait, statement or transaction in progress: pfscore's Thread.Settle; a
-// stage in progress ends); one that is not is ended instead, so a request
-// never finds events of another in progress on its thread. Idle threads
-// stay until the process ends, unless the handler's CloseIdleThreads ends
-// them:
+// after, so a goroutine that outlives the request and records through the
+// context records on no thread, as it would on an ended thread. A thread
+// handle taken from the context (instrument.ThreadFromContext, a ForCtx
+// binding) must not be used after the request: like a connection used
+// after its return to its pool, it records on the pooled thread, idle or
+// serving a later request, whose rows may then count another request's
+// events (a misuse the engine survives: rows are never torn). A thread is
+// given back only settled (no wait, statement or transaction in progress:
+// pfscore's Thread.Settle; a stage in progress ends), and settled again
+// when a request takes it; one that is not is ended instead, so a request
+// never starts with another's event in progress on its thread. Idle
+// threads stay until the process ends, unless the handler's
+// CloseIdleThreads ends them, and give their slots of the thread table
+// (pfscore.WithMaxThreads) to requests that find it full:
 //
 //	h := pfshttp.Handler(mux, pfshttp.WithThreadPool(64))
 //	…

@@ -13,10 +13,13 @@ import (
 // request thread costs, and a pooled thread pays it once for many requests.
 //
 // Invariants, under mu:
-//   - every thread in idle is live (not ended), settled (pfscore's
-//     Thread.Settle: no event in progress), in no request's context, and
-//     in idle once;
+//   - every thread in idle was live and settled (pfscore's Thread.Settle:
+//     no event in progress) when put, is in no request's context, and is
+//     in idle once; get settles it again before a request uses it (a
+//     handle kept past its request may have begun an event since);
 //   - n is the number of threads in idle, at most max;
+//   - an empty list's capacity is at most smallList once get emptied it,
+//     so the lists hold O(max) slots;
 //   - a list in idle is the threads of its actor: their user and host are
 //     the key's, fixed when they started;
 //   - a list is dropped (dropped set) exactly when it leaves idle, and a
@@ -56,8 +59,22 @@ func newThreadPool(max int) *threadPool {
 }
 
 // get returns an idle thread of user@host, or nil if there is none, and
-// the actor's list, if it has one, for put.
+// the actor's list, if it has one, for put. A thread that no longer
+// settles (an event begun while it was idle, through a handle kept past
+// its request: a misuse, see WithThreadPool) is ended, not returned: a
+// request never starts on another request's event in progress.
 func (p *threadPool) get(user, host string) (*instrument.Thread, *idleList) {
+	for {
+		t, l := p.pop(user, host)
+		if t == nil || t.Settle() {
+			return t, l
+		}
+		t.End()
+	}
+}
+
+// pop takes the most recently used idle thread of user@host, if any.
+func (p *threadPool) pop(user, host string) (*instrument.Thread, *idleList) {
 	p.mu.Lock()
 	var t *instrument.Thread
 	l := p.idle[actor{user, host}]
@@ -66,10 +83,41 @@ func (p *threadPool) get(user, host string) (*instrument.Thread, *idleList) {
 		t = l.ts[last]
 		l.ts[last] = nil
 		l.ts = l.ts[:last]
+		if last == 0 && cap(l.ts) > smallList {
+			l.ts = nil // an empty list keeps no burst's array: O(max) slots in all
+		}
 		p.n--
 	}
 	p.mu.Unlock()
 	return t, l
+}
+
+// smallList is the capacity an empty list keeps.
+const smallList = 4
+
+// evict ends one idle thread, of any actor, and reports whether there was
+// one: a request that found the thread table full (its threads are
+// pfscore.WithMaxThreads) takes the slot of an idle thread rather than run
+// without a thread while idle ones hold slots.
+func (p *threadPool) evict() bool {
+	p.mu.Lock()
+	var t *instrument.Thread
+	for _, l := range p.idle {
+		if n := len(l.ts); n > 0 {
+			t = l.ts[0] // the least recently used of its list
+			copy(l.ts, l.ts[1:])
+			l.ts[n-1] = nil
+			l.ts = l.ts[:n-1]
+			p.n--
+			break
+		}
+	}
+	p.mu.Unlock()
+	if t == nil {
+		return false
+	}
+	t.End()
+	return true
 }
 
 // put returns t, a thread of user@host whose request is over, to the pool,
