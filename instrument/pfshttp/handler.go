@@ -17,8 +17,10 @@ import (
 //
 // The thread (class thread/http/request, WithThreadClass) has the user of
 // WithUser and the host of WithHost (by default the peer's IP), shows in
-// threads while the request runs, and counts in accounts, users and hosts.
-// The request the handler gets carries it in its context, so the
+// threads while the request runs, and counts in accounts, users and hosts;
+// with WithThreadPool it is a pooled thread of that user and host, which
+// serves one request after another. The request the handler gets carries
+// it in its context, so the
 // instruments the handler uses through that context (instrument.StartSQL,
 // StageClass.Start, the Ctx and ForCtx methods) record on it, and
 // statements begun there nest in the request's.
