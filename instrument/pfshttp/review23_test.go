@@ -73,7 +73,8 @@ func TestReview23BoundHandleOutlivesPooledRequest(t *testing.T) {
 	mu.Lock() // held, so that the late Lock waits
 	done := make(chan struct{})
 	go func() { // the goroutine that outlived the request
-		bound.Lock() //lint:ignore SA2001 the wait for the lock is the event under test
+		bound.Lock()
+		//lint:ignore SA2001 the wait for the lock is the event under test
 		bound.Unlock()
 		close(done)
 	}()
