@@ -324,6 +324,9 @@ func (st *Statement) Start() uint64 {
 // Timed reports whether the statement is timed.
 func (st *Statement) Timed() bool { return st.meta&sfTimed != 0 }
 
+// Timer returns the timer Now reads; meaningful when Timed.
+func (st *Statement) Timer() hwclock.Timer { return st.meta.timer() }
+
 // Active reports whether the statement is instrumented at all.
 func (st *Statement) Active() bool { return st.s != nil }
 

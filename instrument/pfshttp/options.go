@@ -107,8 +107,12 @@ func WithContext(f func(*http.Request) context.Context) Option {
 // OpenTelemetry's key (learnt at start-up, see spanKey), rather than
 // wrapping its parent in a context.WithValue of a boxed span. The span is
 // what OpenTelemetry's would be: the same span context, non-recording,
-// with the same TracerProvider. The context WithContext derives, if any,
-// is the one it adds the span to.
+// with the same TracerProvider; the SDK's tracers, trace/noop's and the
+// global one before an SDK is installed start its children in the
+// caller's trace. One difference: the deprecated
+// trace.NewNoopTracerProvider's tracer, which keeps a parent only of the
+// API's own span type, starts an empty span there. The context
+// WithContext derives, if any, is the one it adds the span to.
 //
 // A service that runs OpenTelemetry's own HTTP middleware outside Handler
 // already has the span in the request's context and needs neither.

@@ -48,7 +48,7 @@
 // Client times, on the statement's timer: SUM_DRIVER_TIME is the time
 // inside the driver's calls (the Exec or Query, each Next, the rows'
 // Close; each Next timed on the cycle timer, cheaper to read row after
-// row); SUM_FETCH_TIME is the rest of the time the rows were open, from
+// row, when the statement's timer is CYCLE or NANOSECOND); SUM_FETCH_TIME is the rest of the time the rows were open, from
 // the query's return to their Close, which is the application's between
 // Next calls; SUM_POOL_TIME, at the DB level, is the wait for a connection
 // before the driver's first call, and before each retry.

@@ -26,7 +26,8 @@ type rows struct {
 	o      *op             // the DB level's statement, which w holds (op.own) until Close
 	ctx    context.Context // the query's, for Cancelled
 	opened uint64          // ps: when the query returned
-	next   uint64          // ps inside Next, on the cycle timer
+	next   uint64          // ps inside Next
+	cycle  bool            // Next is timed on the cycle timer (see Next)
 	eof    bool
 }
 
@@ -42,6 +43,9 @@ func freeRows(w *rows) {
 // start makes w the rows of ri, for the statement r, at now.
 func (w *rows) start(ctx context.Context, ri driver.Rows, r *run, o *op, now uint64) *rows {
 	w.rows, w.r, w.o, w.ctx, w.opened = ri, r, o, ctx, now
+	if tm := r.st.Timer(); r.st.Timed() && (tm == hwclock.Cycle || tm == hwclock.Nanosecond) {
+		w.cycle = true
+	}
 	if o != nil {
 		o.own()
 	}
@@ -50,18 +54,22 @@ func (w *rows) start(ctx context.Context, ri driver.Rows, r *run, o *op, now uin
 
 func (w *rows) Columns() []string { return w.rows.Columns() }
 
-// Next times the driver's Next on the cycle timer, the wait events': it is
-// read twice a row, and costs a fraction of a NANOSECOND reading (a
-// duration in picoseconds is one whatever timer measured it).
+// Next times the driver's Next on the cycle timer, the wait events', when
+// the statement's timer is as fine (CYCLE or NANOSECOND): it is read twice
+// a row, and costs a fraction of a NANOSECOND reading (a duration in
+// picoseconds is one whatever timer measured it; Close keeps the sum
+// within the statement's own time). On a coarser timer, on the statement's.
 func (w *rows) Next(dest []driver.Value) error {
 	r := w.r
 	var err error
-	if r.st.Timed() {
+	if w.cycle {
 		t0 := hwclock.NowCycle()
 		err = w.rows.Next(dest)
 		w.next += hwclock.NowCycle() - t0
 	} else {
+		t0 := r.st.Now()
 		err = w.rows.Next(dest)
+		w.next += r.st.Now() - t0
 	}
 	switch err {
 	case nil:
@@ -83,6 +91,12 @@ func (w *rows) Close() error {
 	t0 := r.st.Now()
 	err := w.rows.Close()
 	t1 := r.st.Now()
+	if t0 >= w.opened {
+		// The Next calls happened between the query's return and now, on
+		// this timer; on the cycle timer their sum may exceed that by the
+		// two calibrations' difference.
+		w.next = min(w.next, t0-w.opened)
+	}
 	r.driver += w.next + (t1 - t0)
 	if busy := w.opened + w.next; t0 > busy {
 		r.fetch += t0 - busy
