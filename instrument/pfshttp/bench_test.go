@@ -41,6 +41,23 @@ func BenchmarkHandler(b *testing.B) {
 	}
 	b.Run("bare", func(b *testing.B) { run(b, mux) })
 	b.Run("pfshttp", func(b *testing.B) { run(b, pfshttp.Handler(mux, pfshttp.WithSchema(s), user)) })
+	b.Run("pfshttp-pooled", func(b *testing.B) {
+		h := pfshttp.Handler(mux, pfshttp.WithSchema(s), user, pfshttp.WithThreadPool(8))
+		defer h.(interface{ CloseIdleThreads() }).CloseIdleThreads()
+		run(b, h)
+	})
+	b.Run("pfshttp-pooled-traced", func(b *testing.B) {
+		h := pfshttp.Handler(mux, pfshttp.WithSchema(s), user, pfshttp.WithThreadPool(8), pfshttp.WithTraceContext())
+		defer h.(interface{ CloseIdleThreads() }).CloseIdleThreads()
+		w := &nopWriter{h: http.Header{}}
+		r := httptest.NewRequest("GET", "/users/42", nil)
+		r.Header.Set("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+		h.ServeHTTP(w, r)
+		b.ReportAllocs()
+		for b.Loop() {
+			h.ServeHTTP(w, r)
+		}
+	})
 	b.Run("pfshttp-disabled", func(b *testing.B) {
 		s.UpdateInstruments("statement/http/%", boolp(false), nil)
 		s.UpdateInstruments("thread/http/%", boolp(false), nil)
