@@ -25,6 +25,8 @@ var (
 	// The OpenTelemetry side: the bridge's and the exporter's own tests.
 	bridgePkgs   = []string{"./bridge/..."}
 	exporterPkgs = []string{"./exporter/"}
+	// pfshttp's pooled threads, and the engine's Settle under them.
+	poolPkgs = []string{"./pfscore/", "./instrument/pfshttp/"}
 )
 
 // The block of actorsDisconnect that rolls the thread up into its rows.
@@ -317,6 +319,34 @@ var mutations = []mutation{
 		edits: []edit{{"pfscore/events_stages.go",
 			"\tif e := c.source.Load(); e != nil && e.s == source {\n",
 			"\tif e := c.source.Load(); e != nil {\n"}},
+	},
+	{
+		area: "pfscore", name: "settle-ignores-transaction", pkgs: poolPkgs,
+		desc: "Settle reports a thread with a transaction in progress settled: a pooled thread goes back with it",
+		edits: []edit{{"pfscore/events_stages.go",
+			"\tsettled := t.depth == 0 && t.stmtDepth == 0 && !t.trx.on\n",
+			"\tsettled := t.depth == 0 && t.stmtDepth == 0\n"}},
+	},
+	{
+		area: "pfscore", name: "pool-keeps-context-thread", pkgs: poolPkgs,
+		desc: "a pooled request's context keeps its thread after the request",
+		edits: []edit{{"instrument/pfshttp/handler.go",
+			"\tq.ctx.t.Store(nil)\n",
+			""}},
+	},
+	{
+		area: "pfscore", name: "pool-get-no-settle", pkgs: poolPkgs,
+		desc: "the pool hands out an idle thread without settling it again: an event a kept handle began is in progress in the next request",
+		edits: []edit{{"instrument/pfshttp/pool.go",
+			"\t\tif t == nil || t.Settle() {\n",
+			"\t\tif t == nil || true {\n"}},
+	},
+	{
+		area: "pfscore", name: "free-gives-up-when-busy", pkgs: poolPkgs,
+		desc: "a free from another goroutine counts on the account when the thread is busy, not on the thread",
+		edits: []edit{{"pfscore/memory.go",
+			"\t\tif i%16 == 0 {\n\t\t\truntime.Gosched() // the section's goroutine was preempted in it\n\t\t}\n\t}\n}\n",
+			"\t\treturn 0, false\n\t}\n}\n"}},
 	},
 	{
 		area: "pfscore", name: "digest-truncate-keeps-table", pkgs: pfscorePkgs,
