@@ -21,11 +21,15 @@ import (
 
 // fixture is a schema with a workload on it, served by a real listener.
 type fixture struct {
-	t      *testing.T
-	s      *pfscore.Schema
-	srv    *httptest.Server
-	base   string // srv.URL + "/debug/pfs"
-	mu     *instrument.Mutex
+	t    *testing.T
+	s    *pfscore.Schema
+	srv  *httptest.Server
+	base string // srv.URL + "/debug/pfs"
+	mu   *instrument.Mutex
+	// rw is kept so that its instance stays: an instrument the garbage
+	// collector takes leaves the instance tables, and a test comparing two
+	// reads saw its row in one and not the other (CI, 2026-11-27).
+	rw     *instrument.RWMutex
 	thread *instrument.Thread
 	n      int // what the mutex guards
 }
@@ -53,6 +57,7 @@ func newFixture(t *testing.T, opts ...exporter.HandlerOption) *fixture {
 	t.Cleanup(f.thread.End)
 	f.mu = instrument.NewMutex(mutexName, opt)
 	rw := instrument.NewRWMutex(rwName, opt)
+	f.rw = rw
 	f.lock(10)
 	for range 5 {
 		rw.For(f.thread).RLock()
