@@ -84,9 +84,9 @@
 //
 // WithTraceContext takes the caller's trace from the request's W3C
 // traceparent and tracestate headers, as OpenTelemetry's propagator does
-// and with the same result, at a fraction of its cost: the request's
+// and with the same span context, at a fraction of its cost: the request's
 // context carries the caller's span, so statements record its trace and
-// their spans join it.
+// their spans join it (WithTraceContext names the one difference).
 //
 // # Idle connections
 //

@@ -104,7 +104,7 @@ func WithContext(f func(*http.Request) context.Context) Option {
 // request): it looks the headers up by their canonical names instead of
 // canonicalizing "traceparent" on each request, and the request's context,
 // which Handler allocates anyway, holds the caller's span itself, under
-// OpenTelemetry's key (learnt at start-up, see spanKey), rather than
+// OpenTelemetry's key (learnt once, at start-up), rather than
 // wrapping its parent in a context.WithValue of a boxed span. The span is
 // what OpenTelemetry's would be: the same span context, non-recording,
 // with the same TracerProvider; the SDK's tracers, trace/noop's and the
