@@ -96,7 +96,7 @@ func WithContext(f func(*http.Request) context.Context) Option {
 // WithTraceContext makes Handler take the caller's trace from the
 // request's W3C Trace Context headers (traceparent and tracestate), as
 // OpenTelemetry's propagation.TraceContext Extract does, with the same
-// result for every header: the request's context then carries the
+// span context for every header: the request's context then carries the
 // caller's span as a remote span context, so that with
 // instrument.SetTraceHook(bridge.TraceContext) its statements record the
 // caller's trace and their spans join it. It costs a fraction of the
