@@ -98,6 +98,13 @@ var mutations = []mutation{
 			"} else if false && c.gen.Load() != gen {"}},
 	},
 	{
+		area: "store", name: "alloc-forgets-retiring", race: true, pkgs: storePkgs,
+		desc: "Allocate asks the page word whether it was retiring after page.allocate backed off, instead of keeping what page.allocate saw (the reclaimer may have cleared the bit)",
+		edits: []edit{{"internal/store/container.go",
+			"retiring = retiring || ret",
+			"retiring = retiring || ret && p.state.Load()&pageRetiring != 0"}},
+	},
+	{
 		area: "rings", name: "perthread-no-base-filter", race: true, pkgs: ringsPkgs,
 		desc: "PerThread.AppendRows drops the post-scan base filter (a Reset during the scan goes unseen)",
 		edits: []edit{{"rings/perthread.go",

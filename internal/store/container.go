@@ -254,15 +254,17 @@ func (c *Container[T]) Allocate() (*Record[T], DirtyState) {
 		i := start
 		for range n {
 			if p := c.pages[i].Load(); p != nil {
-				if r, d := p.allocate(); r != nil {
+				r, d, ret := p.allocate()
+				if r != nil {
 					if i != start {
 						c.hint.Store(i)
 					}
 					return r, d
 				}
-				if p.state.Load()&pageRetiring != 0 {
-					retiring = true
-				}
+				// A page seen retiring may be kept after all (the
+				// reclaimer saw our claim and backed off): look again
+				// once it is done, instead of counting a loss.
+				retiring = retiring || ret
 			}
 			if i++; i == n {
 				i = 0
@@ -287,7 +289,7 @@ func (c *Container[T]) allocateSlow(gen uint64, retiring bool) (*Record[T], Dirt
 	if retiring {
 		for i := range c.hi.Load() {
 			if p := c.pages[i].Load(); p != nil {
-				if r, d := p.allocate(); r != nil {
+				if r, d, _ := p.allocate(); r != nil {
 					c.mu.Unlock()
 					return r, d
 				}
@@ -299,7 +301,7 @@ func (c *Container[T]) allocateSlow(gen uint64, retiring bool) (*Record[T], Dirt
 		// create one page, not one each.
 		for i := range c.hi.Load() {
 			if p := c.pages[i].Load(); p != nil && p.gen > gen {
-				if r, d := p.allocate(); r != nil {
+				if r, d, _ := p.allocate(); r != nil {
 					c.mu.Unlock()
 					c.hint.Store(i)
 					return r, d

@@ -83,7 +83,7 @@ func TestAllocateRetriesNewPagesConcurrentSafe(t *testing.T) {
 		}
 		// A lap over the full page sets its full flag, so that both walks
 		// below are short.
-		if r, _ := p0.allocate(); r != nil {
+		if r, _, _ := p0.allocate(); r != nil {
 			failure = "a full page had a FREE record"
 			break
 		}

@@ -147,7 +147,7 @@ func reclaimRounds(t *testing.T, c *Container[mutantRec], release func(), act fu
 				}
 				c.Free(r)
 				p = c.pages[0].Load()
-			} else if r, _ := p.allocate(); r != nil {
+			} else if r, _, _ := p.allocate(); r != nil {
 				c.Free(r)
 			}
 			off := delay - spread + rng.IntN(2*spread+1)
@@ -206,7 +206,7 @@ func TestReclaimKeepsHeldRecordsConcurrentSafe(t *testing.T) {
 			// (Allocate's walk calls it on each page). Called directly, it
 			// never waits for the container's mutex, which the reclaimer
 			// holds: the actor stays on its P.
-			r, d := p.allocate()
+			r, d, _ := p.allocate()
 			if r == nil {
 				return // the page is retiring
 			}
@@ -253,7 +253,7 @@ func TestReclaimCountsEveryFreeConcurrentSafe(t *testing.T) {
 		func() {},
 		func(p *page[mutantRec]) {
 			freed = false
-			r, _ := p.allocate() // as in TestReclaimKeepsHeldRecordsConcurrentSafe
+			r, _, _ := p.allocate() // as in TestReclaimKeepsHeldRecordsConcurrentSafe
 			if r == nil {
 				return // the page is retiring
 			}
@@ -372,4 +372,44 @@ func TestPageFullFlagNeverStaleConcurrentSafe(t *testing.T) {
 		t.Fatal(failure)
 	}
 	t.Logf("%d rounds, %d found the record at the first attempt", rounds, firstTry)
+}
+
+// TestAllocateNeverLostToAbortedRetireConcurrentSafe targets the case where
+// both sides of Reclaim's protocol back off at once: an allocator claims a
+// record of a page the reclaimer has just marked retiring, sees the bit and
+// gives the record back, while the reclaimer's re-scan sees the record DIRTY
+// and clears the bit again. The page is then published and has room, so the
+// allocation must look again (under the mutex, after the reclaimer) rather
+// than count itself lost because the container, at MaxPages, cannot grow.
+// Each round, the actor allocates through Container.Allocate during the
+// Reclaim call that retires the idle page; no allocation may be lost.
+func TestAllocateNeverLostToAbortedRetireConcurrentSafe(t *testing.T) {
+	c := MustNewContainer[mutantRec]("mutants_lost", ContainerConfig{PageSize: 64, MaxPages: 1, ReclaimIdle: time.Nanosecond, KeepEmpty: -1})
+	var held *Record[mutantRec]
+	rounds, retired := reclaimRounds(t, c,
+		func() {
+			if held != nil {
+				c.Free(held)
+				held = nil
+			}
+		},
+		func(*page[mutantRec]) {
+			// Allocate may wait for the mutex the reclaimer holds: only
+			// when it saw the page retiring, which is the case under test.
+			if r, d := c.Allocate(); r != nil {
+				r.Value.a.Set(uint64(r.index))
+				r.Lock.DirtyToAllocated(d)
+				held = r
+			}
+		},
+		func(_ *page[mutantRec], round int) string {
+			if n := c.Lost(); n != 0 {
+				return fmt.Sprintf("round %d: %d allocations lost in a container whose one page always had room", round, n)
+			}
+			return ""
+		})
+	if held != nil {
+		c.Free(held)
+	}
+	t.Logf("%d rounds, %d pages retired", rounds, retired)
 }

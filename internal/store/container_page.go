@@ -87,10 +87,14 @@ type page[T any] struct {
 
 // allocate claims a FREE record of the page, visiting each record at most
 // once from a random start, or returns nil if the page is full or retiring.
-func (p *page[T]) allocate() (*Record[T], DirtyState) {
+// retiring reports that it found the page retiring: at its first load, or
+// after it claimed a record, which it then gave back. The caller must not
+// take a nil for a full page then, even if the bit is clear again by the time
+// it looks (the reclaimer's re-scan saw the record and kept the page).
+func (p *page[T]) allocate() (r *Record[T], d DirtyState, retiring bool) {
 	w := p.state.Load()
 	if w&(pageFull|pageRetiring) != 0 {
-		return nil, 0
+		return nil, 0, w&pageRetiring != 0
 	}
 	n := uint32(len(p.recs))
 	// A random start spreads concurrent allocators over the page without a
@@ -108,9 +112,9 @@ func (p *page[T]) allocate() (*Record[T], DirtyState) {
 			if p.state.Load()&pageRetiring != 0 {
 				r.Lock.DirtyToFree(d)
 				p.freed()
-				return nil, 0
+				return nil, 0, true
 			}
-			return r, d
+			return r, d, false
 		}
 		if i++; i == n {
 			i = 0
@@ -119,7 +123,7 @@ func (p *page[T]) allocate() (*Record[T], DirtyState) {
 	// A full lap without a FREE record. Mark the page full unless a record
 	// was freed (or the page started retiring) since we loaded w.
 	p.state.CompareAndSwap(w, w|pageFull)
-	return nil, 0
+	return nil, 0, false
 }
 
 // freed records that one of the page's records became FREE.

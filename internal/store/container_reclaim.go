@@ -41,6 +41,12 @@ import "time"
 //	   no:  clear retiring, keep the page
 //	   yes: unpublish (page table slot = nil)
 //
+// An allocator that backed off at (a) or (c) does not count itself lost
+// when the table is at MaxPages: it looks again under the mutex, once the
+// reclaimer is done, because the page may have been kept (the reclaimer's
+// scan saw the record the allocator was giving back). It goes by what it saw,
+// not by the bit, which the reclaimer may already have cleared.
+//
 // Claim: a page is never unpublished while it holds a record an allocator
 // keeps. All operations are Go atomics, which are sequentially consistent.
 // Take an allocator that keeps record r of the page, so its load (c) saw no
