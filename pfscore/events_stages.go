@@ -265,13 +265,12 @@ func (t *Thread) endStage(rd *reading) {
 	// sees the stage in progress or finds it in history, never neither
 	// (bridge.History counts an event seen in neither as lost).
 	if st.history || st.long {
-		var row [stageWidth]uint64
-		owned.OwnLoadAll(row[:], c[:]) // the row is this thread's
+		row := owned.OwnView(c[:]) // the row is this thread's: no copy
 		if st.history {
-			t.stageHistory.Append(row[:])
+			t.stageHistory.Append(row)
 		}
 		if st.long {
-			t.s.stagesLong.Append(row[:])
+			t.s.stagesLong.Append(row)
 		}
 	}
 	t.stageRow.seq.EndWrite()

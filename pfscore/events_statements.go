@@ -565,17 +565,13 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *St
 	setRef(&slot.refs[rMessage], msg)
 	// In progress until the history rows exist (see endStage).
 	if st.meta&(sfHistory|sfLong) != 0 {
-		var row [stmtWidth]uint64
-		var refs [stmtRefs]unsafe.Pointer
-		owned.OwnLoadAll(row[:], c[:]) // the row is this thread's
-		for i := range refs {
-			refs[i] = slot.refs[i].Load()
-		}
+		row := owned.OwnView(c[:]) // the row is this thread's: no copy
+		refs := owned.OwnPointers(slot.refs[:])
 		if st.meta&sfHistory != 0 {
-			t.stmtHistory.AppendRefs(row[:], refs[:])
+			t.stmtHistory.AppendRefs(row, refs)
 		}
 		if st.meta&sfLong != 0 {
-			t.s.stmtsLong.AppendRefs(row[:], refs[:])
+			t.s.stmtsLong.AppendRefs(row, refs)
 		}
 	}
 	slot.seq.EndWrite()

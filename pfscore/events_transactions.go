@@ -295,13 +295,12 @@ func (t *Thread) endTransaction(tx *Transaction, mode AccessMode, timed bool, wa
 	c[xStatements].Set(statements)
 	// In progress until the history rows exist (see endStage).
 	if tx.flags&(sfHistory|sfLong) != 0 {
-		var row [trxWidth]uint64
-		owned.OwnLoadAll(row[:], c[:]) // the row is this thread's
+		row := owned.OwnView(c[:]) // the row is this thread's: no copy
 		if tx.flags&sfHistory != 0 {
-			t.trxHistory.Append(row[:])
+			t.trxHistory.Append(row)
 		}
 		if tx.flags&sfLong != 0 {
-			t.s.trxLong.Append(row[:])
+			t.s.trxLong.Append(row)
 		}
 	}
 	t.trxRow.seq.EndWrite()

@@ -335,15 +335,15 @@ func (t *Thread) endWaitEvent(w *WaitState, end uint64, bytes int64) {
 		t.depthCell.Set(uint64(d))
 	}
 	if w.flags&(wsHistory|wsHistoryLong) != 0 {
-		// One copy on the stack, then whole-row appends: rings.Append is
-		// about twice as fast as filling a slot word by word.
-		var row [waitWidth]uint64
-		owned.OwnLoadAll(row[:], c[:]) // the row is this thread's
+		// Whole-row appends straight from the row's cells, which are this
+		// thread's: rings.Append is about twice as fast as filling a slot
+		// word by word, and the view saves a copy on the stack.
+		row := owned.OwnView(c[:])
 		if w.flags&wsHistory != 0 {
-			t.history.Append(row[:])
+			t.history.Append(row)
 		}
 		if w.flags&wsHistoryLong != 0 {
-			t.s.waitsLong.Append(row[:])
+			t.s.waitsLong.Append(row)
 		}
 	}
 }

@@ -68,6 +68,15 @@ func OwnLoadAll(dst []uint64, src []Uint64) {
 	copy(dst[:len(src)], unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(src))), len(src)))
 }
 
+// OwnView returns src's values as plain words, without a copy: the owner's
+// view of its own cells, for passing a row to a copy (a ring's Append) that
+// would otherwise need OwnLoadAll into a temporary first. Only the cells'
+// owner may call it, and the view is valid only while the owner does not
+// store into the cells: it must not be kept.
+func OwnView(src []Uint64) []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(src))), len(src))
+}
+
 // bulkWords bounds the rows SetAll copies in one memmove (see SetAll).
 const bulkWords = 2048 / 8
 
@@ -117,6 +126,12 @@ type Pointer struct {
 
 // Load atomically loads the pointer. Safe for concurrent use.
 func (w *Pointer) Load() unsafe.Pointer { return atomic.LoadPointer(&w.p) }
+
+// OwnPointers is OwnView for pointer cells: the owner's view of its own
+// cells as plain pointers, valid only until it next stores into them.
+func OwnPointers(src []Pointer) []unsafe.Pointer {
+	return unsafe.Slice((*unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(src))), len(src))
+}
 
 // Set stores p. Only the cell's owner may call it; it is a plain store
 // (with the write barrier) except under the race detector.
