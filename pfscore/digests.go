@@ -5,11 +5,13 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/otelpfs/otelpfs/digest"
 )
@@ -65,6 +67,9 @@ type stmtEntry struct {
 	bind       atomic.Pointer[digestBinding]
 	bindState  atomic.Uint32 // 1: a goroutine claimed bindOwn
 	bindOwn    digestBinding // the entry's first binding, in the entry
+	// site is the address of the first caller's text the entry was found
+	// for (its string data), set once: see stmtCache.sites.
+	site atomic.Uintptr
 }
 
 // digestInfo is a text's DIGEST and DIGEST_TEXT; has is false for a text
@@ -111,6 +116,16 @@ type stmtCache struct {
 	// DIGEST_TEXT, at most max_digest_length bytes, and nothing of the
 	// statement's text.
 	texts [digestTextSlots]atomic.Pointer[digestInfo]
+	// sites finds an entry by the address of the caller's text: most
+	// statement texts are string constants, passed at one address every
+	// time, so a hash of the address replaces a hash of the text. A slot
+	// holds an entry whose site is that address; the text is still
+	// compared, because an address says nothing once the string it held
+	// is freed and its memory reused. Only an entry's own site writes its
+	// slot, so a text built anew for each statement (a new address every
+	// time) never writes the table.
+	sites     []atomic.Pointer[stmtEntry]
+	siteShift uint // 64 - log2(len(sites))
 }
 
 // digestTextSlots is the size of stmtCache.texts: a service has a few
@@ -129,6 +144,8 @@ func newStmtCache(s *Schema, size, maxDigestLength int) *stmtCache {
 		}
 		c.slots = make([]atomic.Pointer[stmtEntry], n)
 		c.mask = uint64(n-1) &^ 1
+		c.sites = make([]atomic.Pointer[stmtEntry], n)
+		c.siteShift = uint(64 - bits.TrailingZeros(uint(n)))
 	}
 	c.commands.Store(&map[string]*Class{})
 	c.norm.New = func() any {
@@ -143,6 +160,26 @@ func (c *stmtCache) lookup(text string, normalized bool) *stmtEntry {
 	if len(c.slots) == 0 || len(text) > maxCachedText {
 		return &stmtEntry{text: strings.Clone(text), normalized: normalized, cache: c}
 	}
+	p := uintptr(unsafe.Pointer(unsafe.StringData(text)))
+	if p == 0 {
+		return c.lookupText(text, normalized)
+	}
+	site := &c.sites[uint64(p)*0x9e3779b97f4a7c15>>c.siteShift]
+	if e := site.Load(); e != nil && e.site.Load() == p && e.normalized == normalized && e.text == text {
+		return e
+	}
+	e := c.lookupText(text, normalized)
+	if e.site.Load() == 0 {
+		e.site.CompareAndSwap(0, p)
+	}
+	if e.site.Load() == p && site.Load() != e {
+		site.Store(e)
+	}
+	return e
+}
+
+// lookupText is lookup by the text's contents.
+func (c *stmtCache) lookupText(text string, normalized bool) *stmtEntry {
 	h := maphash.String(c.seed, text)
 	i := h & c.mask
 	if e := c.slots[i].Load(); e != nil && e.hash == h && e.text == text && e.normalized == normalized {

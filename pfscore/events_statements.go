@@ -513,6 +513,7 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *St
 		return stmtStale // ended before, through a copy of st
 	}
 	top := level == t.stmtDepth-1
+	depth := -1 // the stack's new depth, published on the way out when top
 	// A stage begun inside the statement, while it was the innermost, ends
 	// with it.
 	if top && t.stage.on && t.stage.stmtDepth > level {
@@ -535,13 +536,16 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *St
 		// Readers copy the rows below the published depth: it drops only
 		// once the row is ended and in history (below), or a reader would
 		// see the statement neither in progress nor in history.
-		defer t.stmtDepthCell.Set(uint64(d))
+		depth = d
 	} else {
 		// Statements above it are still open: it ends in place, and leaves
 		// the stack with them. What begins next nests in the innermost.
 		t.stmts[level].done = true
 	}
 	if st.meta&sfEvent == 0 {
+		if depth >= 0 {
+			t.stmtDepthCell.Set(uint64(depth))
+		}
 		return stmtCounted
 	}
 	msg, _ := clipText(r.Message, t.s.cfg.maxSQLText)
@@ -575,6 +579,9 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *St
 		}
 	}
 	slot.seq.EndWrite()
+	if depth >= 0 {
+		t.stmtDepthCell.Set(uint64(depth))
+	}
 	return stmtCounted
 }
 

@@ -122,7 +122,16 @@ func (s *Service) Handler() http.Handler { return s.handler }
 // Close closes the database and the journal.
 func (s *Service) Close() error { return s.k.close() }
 
-func tenantOf(r *http.Request) string { return r.Header.Get("X-Tenant") }
+// tenantOf returns the request's X-Tenant header. The handlers call it, and
+// so does pfshttp for every request (the thread's user): the key is given
+// in its canonical form, as http.Header stores it, which Get would
+// otherwise work out on every call.
+func tenantOf(r *http.Request) string {
+	if v := r.Header["X-Tenant"]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
 
 const schemaSQL = `
 CREATE TABLE IF NOT EXISTS tenants (name TEXT PRIMARY KEY, notes INTEGER NOT NULL DEFAULT 0);

@@ -4,7 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"runtime"
+	"fmt"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -158,9 +159,32 @@ func TestReview22bMinimalDriverDBLevel(t *testing.T) {
 	}
 }
 
+// propagateGoroutines counts the goroutines the context package started
+// to carry a parent's cancellation to a child (for a parent of a type it
+// does not know). It counts them by their stacks, not by
+// runtime.NumGoroutine, which other tests' goroutines and database/sql's
+// own (exiting awaitDone goroutines of the rows just closed) move.
+func propagateGoroutines() int {
+	var b strings.Builder
+	pprof.Lookup("goroutine").WriteTo(&b, 1)
+	n := 0
+	for _, rec := range strings.Split(b.String(), "\n\n") {
+		if !strings.Contains(rec, "context.(*cancelCtx).propagateCancel") {
+			continue
+		}
+		var k int
+		if _, err := fmt.Sscanf(rec, "%d @", &k); err == nil {
+			n += k
+		}
+	}
+	return n
+}
+
 // Rows held open through the DB level: database/sql derives
 // context.WithCancel from the per-call context (Rows' awaitDone); that
 // must start no more goroutines than on the caller's context itself.
+// (The first version of this test counted runtime.NumGoroutine and failed
+// once in a full run of the packages: 36 against 21.)
 func TestReview22bNoPropagateCancelGoroutines(t *testing.T) {
 	s := newSchema(t)
 	raw, _ := openSQLite(t, s)
@@ -170,7 +194,7 @@ func TestReview22bNoPropagateCancelGoroutines(t *testing.T) {
 	measure := func(q func(ctx context.Context) (*sql.Rows, error)) int {
 		ctx, cancel := context.WithCancel(threadCtx(t, s))
 		defer cancel()
-		before := runtime.NumGoroutine()
+		before := propagateGoroutines()
 		var open []*sql.Rows
 		for range n {
 			r, err := q(ctx)
@@ -182,7 +206,7 @@ func TestReview22bNoPropagateCancelGoroutines(t *testing.T) {
 			}
 			open = append(open, r)
 		}
-		d := runtime.NumGoroutine() - before
+		d := propagateGoroutines() - before
 		for _, r := range open {
 			r.Close()
 		}
@@ -190,8 +214,9 @@ func TestReview22bNoPropagateCancelGoroutines(t *testing.T) {
 	}
 	base := measure(func(ctx context.Context) (*sql.Rows, error) { return raw.QueryContext(ctx, "SELECT id FROM t") })
 	dbl := measure(func(ctx context.Context) (*sql.Rows, error) { return db.QueryContext(ctx, "SELECT id FROM t") })
-	if dbl > base+n/2 {
-		t.Errorf("%d rows open: %d goroutines through the DB level, %d through the driver level", n, dbl, base)
+	t.Logf("cancellation goroutines with %d rows open: %d through the DB level, %d through the driver level", n, dbl, base)
+	if dbl > base {
+		t.Errorf("%d rows open: %d cancellation goroutines through the DB level, %d through the driver level", n, dbl, base)
 	}
 }
 

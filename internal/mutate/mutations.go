@@ -321,6 +321,13 @@ var mutations = []mutation{
 			"\tc.slots[i+h>>63].Store(e)\n\t_ = w\n"}},
 	},
 	{
+		area: "pfscore", name: "stmt-site-no-compare", pkgs: pfscorePkgs,
+		desc: "the statement cache's site table trusts the text's address without comparing the text (a reused address finds another text's entry)",
+		edits: []edit{{"pfscore/digests.go",
+			"e.site.Load() == p && e.normalized == normalized && e.text == text {",
+			"e.site.Load() == p && e.normalized == normalized {"}},
+	},
+	{
 		area: "pfscore", name: "source-cache-stale", pkgs: pfscorePkgs,
 		desc: "a class's SOURCE cache answers with its last id whatever the SOURCE",
 		edits: []edit{{"pfscore/events_stages.go",
