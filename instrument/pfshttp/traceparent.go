@@ -50,7 +50,11 @@ func decodeHex(dst []byte, s string) bool {
 	s = s[:2*len(dst)]
 	var bad byte
 	for i := range dst {
-		hi, lo := unhex[s[2*i]], unhex[s[2*i+1]]
+		if len(s) < 2 { // never: bounds the indexes below for the compiler
+			return false
+		}
+		hi, lo := unhex[s[0]], unhex[s[1]]
+		s = s[2:]
 		dst[i] = hi<<4 | lo
 		bad |= hi | lo
 	}
