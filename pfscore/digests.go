@@ -25,7 +25,8 @@ import (
 // digest of a text is computed once: stmtCache maps an exact text to its
 // stmtEntry (DIGEST, DIGEST_TEXT), in a fixed array of atomic pointers, two
 // ways per set (a miss fills an empty way, else one at random). A hit costs
-// a hash of the text and a comparison; a miss normalizes the text
+// a hash of the text's address (stmtCache.sites), or of the text when it
+// comes from a new address, and a comparison; a miss normalizes the text
 // (digest.Normalizer, pooled) and publishes a new entry. Entries are
 // immutable but for their binding (below), so readers and writers share
 // them without locks; an entry replaced in the cache lives on while
