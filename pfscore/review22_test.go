@@ -92,6 +92,19 @@ func TestReview22SourceAndDigestTextConcurrent(t *testing.T) {
 			wg.Wait()
 			close(stop)
 			rwg.Wait()
+			// The toggler may have been descheduled with the digest
+			// consumer off while the workers ran their last statements
+			// (CI once saw no digest in the 4,096 rows): a last batch with
+			// it on, so that the rows checked below have digests.
+			s.SetConsumer(pfscore.ConsumerStatementsDigest, true)
+			th := s.NewThread(tc, pfscore.ThreadOptions{User: "u", Host: "h"})
+			for i := range 200 { // as worker 0's
+				k := i % 13
+				text := fmt.Sprintf("SELECT a%d FROM t%d WHERE id = %d AND x IN (%d, 'lit%d')", k, k, i, 0, i)
+				st := s.StartSQL(th, pfscore.StatementInfo{Text: text, Source: fmt.Sprintf("w0.go:%d", k)})
+				st.End(pfscore.StatementResult{})
+			}
+			th.End()
 			final := s.EventsStatementsHistoryLong()
 			review22CheckStatements(t, 64+cache, final)
 			withDigest := 0
