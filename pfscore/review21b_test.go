@@ -37,7 +37,32 @@ func TestReview21BusyThreadUnread(t *testing.T) {
 		runtime.Gosched()
 	}
 	const reads = 20000
+	// A load spike (another test package's, another process's) can keep
+	// the writer descheduled inside its sections for a whole measurement:
+	// up to three measurements, and the best counts. The defect failed
+	// every one.
 	var any, byWaits, byStmts int
+	for attempt := 0; attempt < 3; attempt++ {
+		any, byWaits, byStmts = r21Unread(f, reads)
+		t.Logf("attempt %d, of %d reads: EventsInProgress unread %d, waits table alone %d, statements table alone %d", attempt, reads, any, byWaits, byStmts)
+		if byWaits <= reads/3 {
+			break
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	// The defect gave 67-95%. A writer the OS deschedules inside a write
+	// section makes readers give up too, and on a loaded 2-core machine
+	// (other test packages running beside this one) that is 10-15% of
+	// reads: the bound sits between the two.
+	if byWaits > reads/3 {
+		t.Errorf("a thread with no waits is unread by events_waits_current in %d of %d reads", byWaits, reads)
+	}
+}
+
+// r21Unread reads f's schema reads times while its thread runs statements,
+// and counts the reads that found it unread.
+func r21Unread(f *stmtFixture, reads int) (any, byWaits, byStmts int) {
 	for range reads {
 		_, unread := f.s.EventsInProgress()
 		if len(unread) > 0 {
@@ -54,14 +79,5 @@ func TestReview21BusyThreadUnread(t *testing.T) {
 			byStmts++
 		}
 	}
-	stop.Store(true)
-	wg.Wait()
-	// The defect gave 67-95%. A writer the OS deschedules inside a write
-	// section makes readers give up too, and on a loaded 2-core machine
-	// (other test packages running beside this one) that is 10-15% of
-	// reads: the bound sits between the two.
-	if byWaits > reads/3 {
-		t.Errorf("a thread with no waits is unread by events_waits_current in %d of %d reads", byWaits, reads)
-	}
-	t.Logf("of %d reads: EventsInProgress unread %d, waits table alone %d, statements table alone %d", reads, any, byWaits, byStmts)
+	return any, byWaits, byStmts
 }
