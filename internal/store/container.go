@@ -281,7 +281,9 @@ func (c *Container[T]) Allocate() (*Record[T], DirtyState) {
 func (c *Container[T]) allocateSlow(gen uint64, retiring bool) (*Record[T], DirtyState) {
 	if !retiring && c.published.Load() >= c.maxPages && c.gen.Load() == gen {
 		// Every slot holds a page and none was added since the walk began:
-		// lost, without touching the mutex.
+		// lost, without touching the mutex. (grow raises the count after
+		// the generation, so a count that includes a page the walk may
+		// have missed comes with a new generation.)
 		c.lost.Add(1)
 		return nil, 0
 	}
