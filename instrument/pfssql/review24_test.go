@@ -2,6 +2,7 @@ package pfssql_test
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -13,8 +14,15 @@ type foreignCtx struct{ done chan struct{} }
 
 func (c foreignCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
 func (c foreignCtx) Done() <-chan struct{}       { return c.done }
-func (c foreignCtx) Err() error                  { return nil }
-func (c foreignCtx) Value(any) any               { return nil }
+func (c foreignCtx) Err() error {
+	select {
+	case <-c.done:
+		return context.Canceled
+	default:
+		return nil
+	}
+}
+func (c foreignCtx) Value(any) any { return nil }
 
 // Failed on 6e6d93f; fixed. propagateGoroutines, which
 // TestReview22bNoPropagateCancelGoroutines relies on, must count the
@@ -38,6 +46,10 @@ func TestReview24PropagateGoroutinesCounted(t *testing.T) {
 		c()
 	}
 	close(parent.done)
+	// Let the goroutines exit before the next test counts its own.
+	for i := 0; i < 10_000 && propagateGoroutines() > before; i++ {
+		runtime.Gosched()
+	}
 	if got != k {
 		t.Errorf("%d cancellation goroutines started, propagateGoroutines counted %d", k, got)
 	}
