@@ -123,8 +123,9 @@ type stmtCache struct {
 	// holds an entry whose site is that address; the text is still
 	// compared, because an address says nothing once the string it held
 	// is freed and its memory reused. Only an entry's own site writes its
-	// slot, so a text built anew for each statement (a new address every
-	// time) never writes the table.
+	// slot, so a text seen before but built anew for each statement (a new
+	// address every time) never writes the table. An entry evicted from
+	// slots leaves it: it holds only entries slots holds (but for races).
 	sites     []atomic.Pointer[stmtEntry]
 	siteShift uint // 64 - log2(len(sites))
 }
@@ -165,7 +166,7 @@ func (c *stmtCache) lookup(text string, normalized bool) *stmtEntry {
 	if p == 0 {
 		return c.lookupText(text, normalized)
 	}
-	site := &c.sites[uint64(p)*0x9e3779b97f4a7c15>>c.siteShift]
+	site := c.site(p)
 	if e := site.Load(); e != nil && e.site.Load() == p && e.normalized == normalized && e.text == text {
 		return e
 	}
@@ -177,6 +178,11 @@ func (c *stmtCache) lookup(text string, normalized bool) *stmtEntry {
 		site.Store(e)
 	}
 	return e
+}
+
+// site returns the slot of the site table for the text address p.
+func (c *stmtCache) site(p uintptr) *atomic.Pointer[stmtEntry] {
+	return &c.sites[uint64(p)*0x9e3779b97f4a7c15>>c.siteShift]
 }
 
 // lookupText is lookup by the text's contents.
@@ -201,7 +207,15 @@ func (c *stmtCache) lookupText(text string, normalized bool) *stmtEntry {
 			w = i + uint64(rand.Uint32()&1)
 		}
 	}
-	c.slots[w].Store(e)
+	if old := c.slots[w].Swap(e); old != nil {
+		// The evicted entry leaves the site table too: the cache keeps
+		// at most len(slots) entries (WithStatementCacheSize), not
+		// twice as many. (A lookup that found it just before may put it
+		// back; it leaves again when its site slot is next taken.)
+		if p := old.site.Load(); p != 0 {
+			c.site(p).CompareAndSwap(old, nil)
+		}
+	}
 	return e
 }
 

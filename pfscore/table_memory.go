@@ -307,7 +307,7 @@ func (s *Schema) builtinMemory() []MemoryGlobal {
 		uint64(len(d.index))*4+uint64(len(d.chunks))*8+uint64(d.made.Load()+1)*uint64(unsafe.Sizeof(digestRecord{}))+
 			min(uint64(d.next.Load())+digestChunk-1, uint64(len(d.chunks))*digestChunk)/digestChunk*digestChunk*8)
 	if c := s.stmtCache; len(c.slots) > 0 {
-		fixed("statement_cache", 1, uint64(len(c.slots)+len(c.texts))*8)
+		fixed("statement_cache", 1, uint64(len(c.slots)+len(c.sites)+len(c.texts))*8)
 	}
 	return out
 }

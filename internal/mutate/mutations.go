@@ -98,6 +98,13 @@ var mutations = []mutation{
 			"} else if false && c.gen.Load() != gen {"}},
 	},
 	{
+		area: "store", name: "grow-count-before-gen", race: true, pkgs: storePkgs,
+		desc: "grow raises the published count before it stores the new generation (an allocator sees the table at MaxPages and its old generation: a spurious loss)",
+		edits: []edit{{"internal/store/container.go",
+			"\tc.gen.Store(p.gen)\n\tc.published.Add(1)\n",
+			"\tc.published.Add(1)\n\tc.gen.Store(p.gen)\n"}},
+	},
+	{
 		area: "store", name: "alloc-forgets-retiring", race: true, pkgs: storePkgs,
 		desc: "Allocate asks the page word whether it was retiring after page.allocate backed off, instead of keeping what page.allocate saw (the reclaimer may have cleared the bit)",
 		edits: []edit{{"internal/store/container.go",

@@ -281,7 +281,9 @@ func (c *Container[T]) Allocate() (*Record[T], DirtyState) {
 func (c *Container[T]) allocateSlow(gen uint64, retiring bool) (*Record[T], DirtyState) {
 	if !retiring && c.published.Load() >= c.maxPages && c.gen.Load() == gen {
 		// Every slot holds a page and none was added since the walk began:
-		// lost, without touching the mutex.
+		// lost, without touching the mutex. (grow raises the count after
+		// the generation, so a count that includes a page the walk may
+		// have missed comes with a new generation.)
 		c.lost.Add(1)
 		return nil, 0
 	}
@@ -352,11 +354,16 @@ func (c *Container[T]) grow() (*Record[T], DirtyState) {
 	// Publish: the atomic store orders every write above before any load
 	// that returns p.
 	c.pages[slot].Store(p)
-	c.published.Add(1)
 	if uint32(slot) >= c.hi.Load() {
 		c.hi.Store(uint32(slot) + 1)
 	}
+	// The count last, after the generation: an allocator whose walk began
+	// before this growth (and may have found the slot empty, its old page
+	// retired) and that sees the table at MaxPages must also see the new
+	// generation, and look at this page under the mutex rather than count
+	// itself lost (allocateSlow's check without the mutex).
 	c.gen.Store(p.gen)
+	c.published.Add(1)
 	c.hint.Store(uint32(slot))
 	c.countPages(+1)
 	return r, d
