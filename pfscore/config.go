@@ -292,9 +292,8 @@ func WithMaxDigestSampleAge(d time.Duration) Option {
 // WithStatementCacheSize sets how many distinct statement texts keep their
 // digest in the statement cache, so that the digest of a text seen before
 // costs a lookup rather than a normalization. By default 4096; 0 turns the
-// cache off. Besides its n texts, the cache indexes n callers' text
-// addresses, which may keep up to n more entries (texts evicted from the
-// first index) alive.
+// cache off. The cache also indexes its texts by the callers' addresses
+// for them (an array as long again), and keeps no text that left its n.
 func WithStatementCacheSize(n int) Option {
 	return optionFunc(func(c config) config {
 		c.stmtCacheSize = max(n, 0)

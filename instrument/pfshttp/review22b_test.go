@@ -75,8 +75,12 @@ type cancelKey struct{}
 func propagateGoroutines() int {
 	var b strings.Builder
 	pprof.Lookup("goroutine").WriteTo(&b, 1)
+	// The profile begins with a "goroutine profile: total N" line, then
+	// the stacks, largest count first: without the line, the first record
+	// (the cancellation goroutines, when they are the most) is counted.
+	_, recs, _ := strings.Cut(b.String(), "\n")
 	n := 0
-	for _, rec := range strings.Split(b.String(), "\n\n") {
+	for _, rec := range strings.Split(recs, "\n\n") {
 		if !strings.Contains(rec, "context.(*cancelCtx).propagateCancel") {
 			continue
 		}

@@ -324,8 +324,8 @@ var mutations = []mutation{
 		area: "pfscore", name: "stmt-cache-way-by-hash", pkgs: pfscorePkgs,
 		desc: "the statement cache places a new text by its hash alone: two texts of one set and way evict each other",
 		edits: []edit{{"pfscore/digests.go",
-			"\tc.slots[w].Store(e)\n",
-			"\tc.slots[i+h>>63].Store(e)\n\t_ = w\n"}},
+			"\tif old := c.slots[w].Swap(e); old != nil {\n",
+			"\t_ = w\n\tif old := c.slots[i+h>>63].Swap(e); old != nil {\n"}},
 	},
 	{
 		area: "pfscore", name: "stmt-site-no-compare", pkgs: pfscorePkgs,
