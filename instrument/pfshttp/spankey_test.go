@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/otelpfs/otelpfs/bridge"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -65,5 +66,49 @@ func TestRemoteSpanParent(t *testing.T) {
 	if ro.Parent().SpanID().String() != "b7ad6b7169203331" || !ro.Parent().IsRemote() ||
 		ro.SpanContext().TraceID().String() != "0af7651916cd43dd8448eb211c80319c" || !ro.SpanContext().IsSampled() {
 		t.Errorf("child of the caller's span: parent %s, trace %s", spanString(ro.Parent()), spanString(ro.SpanContext()))
+	}
+}
+
+// bridge.TraceContext, the statements' trace hook, asks a request's context
+// for its span directly (OtelpfsSpanContext): its answer must be what it
+// finds through OpenTelemetry in the context Extract returns, for every
+// header case, over a parent with and without a span of its own; and a
+// context derived with a child span gives the child's.
+func TestTraceHookMatchesOTel(t *testing.T) {
+	parent := trace.ContextWithSpanContext(context.Background(),
+		trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}}))
+	hook := func(ctx context.Context) string {
+		tr, sp, ok := bridge.TraceContext(ctx)
+		return fmt.Sprintf("%x/%x/%v", tr, sp, ok)
+	}
+	direct := 0
+	for _, c := range traceContextCases {
+		for i, ctx := range []context.Context{context.Background(), parent} {
+			want := propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(c.h))
+			got := requestContext(ctx, c)
+			if g, w := hook(got), hook(want); g != w {
+				t.Errorf("%s, parent %d: the hook gives %s on the request's context, %s on Extract's", c.name, i, g, w)
+			}
+			if _, ok := got.(*threadCtx).OtelpfsSpanContext(); ok {
+				direct++
+			}
+		}
+	}
+	if direct == 0 {
+		t.Error("no case answered directly: the test checked only the fallback")
+	}
+	prov := sdktrace.NewTracerProvider()
+	defer prov.Shutdown(context.Background())
+	var tc traceContextCase
+	for _, c := range traceContextCases {
+		if _, ok := parseTraceContext(c.h); ok {
+			tc = c
+			break
+		}
+	}
+	ctx, span := prov.Tracer("t").Start(requestContext(context.Background(), tc), "child")
+	defer span.End()
+	if g, w := hook(ctx), fmt.Sprintf("%x/%x/true", [16]byte(span.SpanContext().TraceID()), [8]byte(span.SpanContext().SpanID())); g != w {
+		t.Errorf("a child span's context: the hook gives %s, want the child's %s", g, w)
 	}
 }

@@ -61,6 +61,18 @@ func (c *threadCtx) setSpan(sc trace.SpanContext) {
 	c.span = remoteSpan{Span: noSpan, sc: sc}
 }
 
+// OtelpfsSpanContext returns the caller's span context c holds, and false
+// if it holds none (then its parent may): what trace.SpanContextFromContext
+// finds in c when it is true. bridge.TraceContext, the statements' trace
+// hook, asks a context for it (by an interface, importing nothing of
+// pfshttp) before walking the context for OpenTelemetry's key.
+func (c *threadCtx) OtelpfsSpanContext() (trace.SpanContext, bool) {
+	if c.span.Span == nil {
+		return trace.SpanContext{}, false
+	}
+	return c.span.sc, true
+}
+
 func (c *threadCtx) Value(key any) any {
 	if _, ok := key.(ctxkey.Thread); ok {
 		return c.t.Load()

@@ -335,6 +335,13 @@ var mutations = []mutation{
 			"e.site.Load() == p && e.normalized == normalized {"}},
 	},
 	{
+		area: "pfshttp", name: "span-holder-without-span", pkgs: []string{"./instrument/pfshttp/"},
+		desc: "a request's context tells the trace hook it holds a span when it holds none (its parent's span is hidden)",
+		edits: []edit{{"instrument/pfshttp/threadctx.go",
+			"\tif c.span.Span == nil {\n\t\treturn trace.SpanContext{}, false\n\t}\n\treturn c.span.sc, true",
+			"\treturn c.span.sc, true"}},
+	},
+	{
 		area: "pfscore", name: "source-cache-stale", pkgs: pfscorePkgs,
 		desc: "a class's SOURCE cache answers with its last id whatever the SOURCE",
 		edits: []edit{{"pfscore/events_stages.go",
