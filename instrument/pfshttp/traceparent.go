@@ -2,6 +2,8 @@ package pfshttp
 
 import (
 	"context"
+	"encoding/binary"
+	"math/bits"
 	"net/http"
 
 	"go.opentelemetry.io/otel/trace"
@@ -43,22 +45,55 @@ var unhex = func() (t [256]byte) {
 	return t
 }()
 
-// decodeHex decodes the 2*len(dst) hex digits at the start of s into dst,
-// reporting whether they all were lower-case hex digits. s must hold at
-// least 2*len(dst) bytes.
-func decodeHex(dst []byte, s string) bool {
-	s = s[:2*len(dst)]
-	var bad byte
-	for i := range dst {
-		if len(s) < 2 { // never: bounds the indexes below for the compiler
-			return false
-		}
-		hi, lo := unhex[s[0]], unhex[s[1]]
-		s = s[2:]
-		dst[i] = hi<<4 | lo
-		bad |= hi | lo
+// hexByte decodes the two hex digits at the start of s, which must hold
+// two bytes, reporting whether both were lower-case hex digits.
+func hexByte(s string) (byte, bool) {
+	s = s[:2]
+	hi, lo := unhex[s[0]], unhex[s[1]]
+	return hi<<4 | lo, (hi|lo)&0xf0 == 0
+}
+
+// hex16 decodes the sixteen hex digits at the start of s, which must hold
+// sixteen bytes, as a big-endian 64-bit number, reporting whether all were
+// lower-case hex digits.
+func hex16(s string) (uint64, bool) {
+	s = s[:16]
+	hi, ok1 := hex8(s)
+	lo, ok2 := hex8(s[8:])
+	return uint64(hi)<<32 | uint64(lo), ok1 && ok2
+}
+
+// SWAR constants: a byte value repeated in each of a word's eight bytes.
+const (
+	lanes    = 0x0101010101010101
+	laneHigh = 0x80 * lanes
+)
+
+// hex8 decodes the eight lower-case hex digits at the start of s (which
+// must hold eight bytes) as a big-endian 32-bit number, eight bytes at a
+// time in one word, reporting whether all eight were digits.
+//
+// With every byte below 0x80 (checked first), adding 0x80-lo to a byte
+// sets its top bit exactly when the byte is at least lo, and no sum
+// carries into the next byte (0x7f + 0x80-0x19 < 0x100); so a byte is in
+// [lo, hi] when its top bit is set in x+(0x80-lo) and clear in
+// x+(0x80-hi-1). A digit's value is then its low nibble, plus 9 for a-f.
+func hex8(s string) (uint32, bool) {
+	s = s[:8]
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	digit := (x + (0x80-'0')*lanes) &^ (x + (0x80-'9'-1)*lanes)
+	letter := (x + (0x80-'a')*lanes) &^ (x + (0x80-'f'-1)*lanes) & laneHigh
+	if x&laneHigh != 0 || (digit|letter)&laneHigh != laneHigh {
+		return 0, false
 	}
-	return bad&0xf0 == 0
+	v := x&(0x0f*lanes) + (letter>>7)*9 // each byte a nibble, the first digit lowest
+	// Pair the nibbles (first digit high) into the low byte of each 16-bit
+	// lane, then gather the four bytes, the first digit pair highest.
+	v = (v&0x000f000f000f000f)<<4 | (v>>8)&0x000f000f000f000f
+	v = (v | v>>8) & 0x0000ffff0000ffff
+	v = (v | v>>16) & 0xffffffff
+	return bits.ReverseBytes32(uint32(v)), true
 }
 
 // withTraceContext returns ctx carrying the caller's trace context from
@@ -90,31 +125,37 @@ func parseTraceContext(h http.Header) (trace.SpanContext, bool) {
 	if len(s) < tpLen || s[tpTraceID-1] != '-' || s[tpSpanID-1] != '-' || s[tpFlags-1] != '-' {
 		return none, false
 	}
-	var ver, flags [1]byte
-	if !decodeHex(ver[:], s) || ver[0] == 0xff {
+	ver, ok := hexByte(s)
+	if !ok || ver == 0xff {
 		return none, false
 	}
-	if !decodeHex(flags[:], s[tpFlags:]) {
+	flags, ok := hexByte(s[tpFlags:])
+	if !ok {
 		return none, false
 	}
 	if len(s) > tpLen {
 		// Later versions may append fields after a "-". Version 00 may
 		// not, but Extract, splitting at each "-", takes a single
 		// trailing "-" for the end of the flags and accepts it.
-		if s[tpLen] != '-' || ver[0] == 0 && len(s) > tpLen+1 {
+		if s[tpLen] != '-' || ver == 0 && len(s) > tpLen+1 {
 			return none, false
 		}
 	}
-	if ver[0] == 0 && flags[0] > byte(trace.FlagsSampled|trace.FlagsRandom) {
+	if ver == 0 && flags > byte(trace.FlagsSampled|trace.FlagsRandom) {
 		// Version 00 reserves the other flag bits.
 		return none, false
 	}
-	var scc trace.SpanContextConfig
-	if !decodeHex(scc.TraceID[:], s[tpTraceID:]) || !decodeHex(scc.SpanID[:], s[tpSpanID:]) ||
-		!scc.TraceID.IsValid() || !scc.SpanID.IsValid() {
+	t0, ok0 := hex16(s[tpTraceID:])
+	t1, ok1 := hex16(s[tpTraceID+16:])
+	sp, ok2 := hex16(s[tpSpanID:])
+	if !ok0 || !ok1 || !ok2 || t0|t1 == 0 || sp == 0 { // all-zero ids are invalid
 		return none, false
 	}
-	scc.TraceFlags = trace.TraceFlags(flags[0]) & (trace.FlagsSampled | trace.FlagsRandom)
+	var scc trace.SpanContextConfig
+	binary.BigEndian.PutUint64(scc.TraceID[:8], t0)
+	binary.BigEndian.PutUint64(scc.TraceID[8:], t1)
+	binary.BigEndian.PutUint64(scc.SpanID[:], sp)
+	scc.TraceFlags = trace.TraceFlags(flags) & (trace.FlagsSampled | trace.FlagsRandom)
 	if st := h[tracestateKey]; len(st) > 0 && st[0] != "" {
 		// A tracestate that does not parse must not affect the
 		// traceparent: the trace state is left empty.

@@ -280,3 +280,49 @@ func BenchmarkTraceContextOwn(b *testing.B) {
 		})
 	}
 }
+
+// TestHex8EveryByte puts every byte value at every position of a run of
+// eight valid digits and checks hex8 against the byte-at-a-time table: the
+// word-at-a-time range checks must accept exactly the lower-case digits,
+// with no carry from one byte's check into the next byte's.
+func TestHex8EveryByte(t *testing.T) {
+	scalar := func(s string) (uint32, bool) {
+		var v uint32
+		for i := range 8 {
+			d := unhex[s[i]]
+			if d > 0xf {
+				return 0, false
+			}
+			v = v<<4 | uint32(d)
+		}
+		return v, true
+	}
+	for _, base := range []string{"00000000", "ffffffff", "0a1b2c3d", "9f8e7d6c", "a0a0a0a0"} {
+		for pos := range 8 {
+			for c := range 256 {
+				b := []byte(base)
+				b[pos] = byte(c)
+				s := string(b)
+				got, gotOK := hex8(s)
+				want, wantOK := scalar(s)
+				if got != want || gotOK != wantOK {
+					t.Fatalf("hex8(%q) = %#x, %v; want %#x, %v", s, got, gotOK, want, wantOK)
+				}
+			}
+		}
+	}
+	// Two bad bytes at once, each of which alone is caught: neither may
+	// hide the other.
+	for c1 := range 256 {
+		for c2 := range 256 {
+			b := []byte("12345678")
+			b[2], b[3] = byte(c1), byte(c2)
+			s := string(b)
+			got, gotOK := hex8(s)
+			want, wantOK := scalar(s)
+			if got != want || gotOK != wantOK {
+				t.Fatalf("hex8(%q) = %#x, %v; want %#x, %v", s, got, gotOK, want, wantOK)
+			}
+		}
+	}
+}
