@@ -2,6 +2,7 @@ package pfscore
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -207,5 +208,54 @@ func TestDigestBucketsSumAfterTruncate(t *testing.T) {
 	}
 	if !ok || n != 1 || b.Sum != 7*ms || row.SumTimerWait != 15*ms {
 		t.Errorf("after TRUNCATE and one 7 ms statement: %d statements, Sum %d ps (SUM_TIMER_WAIT %d); want 1 and 7 ms (15 ms)", n, b.Sum, row.SumTimerWait)
+	}
+}
+
+// TestHistBucketTable checks histBucket's table against a search of all
+// the bounds: at both ends of every sixteenth of an octave the table
+// covers, and for random waits; and that no sixteenth holds more than two
+// bounds, the steps histBucket takes past its table's bucket.
+func TestHistBucketTable(t *testing.T) {
+	check := func(ps uint64) {
+		t.Helper()
+		if got, want := histBucket(ps), histBucketSearch(ps, 0, histBuckets); got != want {
+			t.Fatalf("histBucket(%d) = %d, want %d", ps, got, want)
+		}
+	}
+	for n := uint(24); n <= 64; n++ {
+		for m := range uint64(16) {
+			lo := uint64(1)<<(n-1) | m<<(n-5)
+			hi := lo + 1<<(n-5) - 1 // the sixteenth's last wait
+			check(lo)
+			check(hi)
+			if lo >= histBaseTimer {
+				if d := histBucketSearch(hi, 0, histBuckets) - int(histSub[(n-1)<<4|uint(m)]); d > 2 {
+					t.Fatalf("bit length %d, sixteenth %d: %d bounds", n, m, d)
+				}
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		check(r.Uint64() >> r.IntN(64))
+	}
+}
+
+// BenchmarkHistBucket times the bucket lookup every statement's end makes
+// (twice: the global histogram and the digest's), over waits spread from
+// 10 µs to 10 s.
+func BenchmarkHistBucket(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	waits := make([]uint64, 1024)
+	for i := range waits {
+		waits[i] = uint64(1e7 * math.Pow(10, 6*r.Float64()))
+	}
+	b.ReportAllocs()
+	sum := 0
+	for i := 0; b.Loop(); i++ {
+		sum += histBucket(waits[i&1023])
+	}
+	if sum < 0 {
+		b.Fatal(sum)
 	}
 }
