@@ -165,16 +165,19 @@ func (c *connOpt) CheckNamedValue(nv *driver.NamedValue) error {
 // open returns the statement a driver call of kind k on text works for:
 // the DB level's (o), a statement database/sql retries after
 // driver.ErrBadConn, or a new one begun in local.
-func (c *conn) open(ctx context.Context, k kind, text string, local *run) (*run, *op) {
+//
+// It returns the statement's clock as the driver call begins: the reading
+// the op took arriving, or the new statement's start, or else a fresh one.
+func (c *conn) open(ctx context.Context, k kind, text string, local *run) (*run, *op, uint64) {
 	if o := opOf(ctx); o != nil {
-		o.arrive()
-		return &o.run, o
+		return &o.run, o, o.arrive()
 	}
 	c.dropPending()
 	if !c.cfg.retry.take(ctx, k, text, local) {
 		local.st = instrument.StartSQL(ctx, c.cfg.schema, c.cfg.schemaName, text)
+		return local, nil, local.st.Start()
 	}
-	return local, nil
+	return local, nil, local.st.Now()
 }
 
 // hold keeps the statement of a call the driver answered with
@@ -198,8 +201,7 @@ func (c *conn) dropPending() {
 
 func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	var local run
-	r, o := c.open(ctx, kExec, query, &local)
-	t0 := r.st.Now()
+	r, o, t0 := c.open(ctx, kExec, query, &local)
 	var res driver.Result
 	var err error
 	if c.execer != nil {
@@ -226,8 +228,7 @@ func (c *conn) exec(ctx context.Context, query string, args []driver.NamedValue)
 
 func (c *conn) query(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	w := newRows()
-	r, o := c.open(ctx, kQuery, query, &w.own)
-	t0 := r.st.Now()
+	r, o, t0 := c.open(ctx, kQuery, query, &w.own)
 	var ri driver.Rows
 	var err error
 	if c.queryer != nil {
@@ -261,9 +262,10 @@ func (c *conn) prepare(ctx context.Context, query string) (driver.Stmt, error) {
 	var r *run
 	o := opOf(ctx)
 	k := kPrepare
+	var t0 uint64 // the clock as the driver call begins (see open)
 	switch {
 	case o != nil:
-		o.arrive()
+		t0 = o.arrive()
 		r = &o.run
 	case c.hasPending && c.pendingText == query:
 		local, k = c.pending, c.pendingKind
@@ -273,10 +275,13 @@ func (c *conn) prepare(ctx context.Context, query string) (driver.Stmt, error) {
 		c.dropPending()
 		if !c.cfg.retry.take(ctx, kPrepare, query, &local) {
 			local.st = c.cfg.prepare.Start(ctx, c.cfg.prepareText(query))
+			t0 = local.st.Start()
 		}
 		r = &local
 	}
-	t0 := r.st.Now()
+	if t0 == 0 {
+		t0 = r.st.Now()
+	}
 	var si driver.Stmt
 	var err error
 	if c.preparer != nil {
@@ -320,8 +325,7 @@ func (c *conn) begin(ctx context.Context, opts driver.TxOptions) (driver.Tx, err
 		text = textBeginReadOnly
 	}
 	var local run
-	r, o := c.open(ctx, kBegin, text, &local)
-	t0 := r.st.Now()
+	r, o, t0 := c.open(ctx, kBegin, text, &local)
 	var ti driver.Tx
 	var err error
 	if c.beginner != nil {

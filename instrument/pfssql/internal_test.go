@@ -4,13 +4,16 @@ package pfssql
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"database/sql/driver"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/otelpfs/otelpfs/instrument"
 	"github.com/otelpfs/otelpfs/pfscore"
 )
 
@@ -138,5 +141,39 @@ func TestIsolation(t *testing.T) {
 		if got := isolation(driver.IsolationLevel(l)); got != want {
 			t.Errorf("isolation(%v) = %v, want %v", l, got, want)
 		}
+	}
+}
+
+// TestOpCtxDone checks that the DB level's context answers Done with its
+// caller's channel, asked once when the call began: nil for a context
+// that is never done, and for one that can be, the channel that closes
+// when it is cancelled.
+func TestOpCtxDone(t *testing.T) {
+	release := func(oc *opCtx) { oc.done(nil) }
+	oc := startOp(context.Background(), instrument.Statement{})
+	if oc.Done() != nil {
+		t.Fatal("Done of a background call is not nil")
+	}
+	release(oc)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	oc = startOp(ctx, instrument.Statement{})
+	defer release(oc)
+	if oc.Done() == nil || oc.Done() != ctx.Done() {
+		t.Fatal("Done is not the caller's channel")
+	}
+	select {
+	case <-oc.Done():
+		t.Fatal("done before the cancel")
+	default:
+	}
+	cancel()
+	select {
+	case <-oc.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Done did not close with the caller's cancel")
+	}
+	if oc.Err() == nil {
+		t.Fatal("Err is nil after the cancel")
 	}
 }

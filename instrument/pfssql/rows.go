@@ -108,7 +108,7 @@ func (w *rows) Close() error {
 			r.fail(w.ctx, cerr)
 		}
 	}
-	r.finish()
+	r.finishAt(t1)
 	if w.o != nil {
 		w.o.release() // r is w.o's: not used past this
 	}

@@ -56,9 +56,17 @@ func (r *run) retried() {
 	r.errs, r.msg, r.cancelled = 0, "", false
 }
 
-// finish ends the statement.
-func (r *run) finish() {
+// finish ends the statement now.
+func (r *run) finish() { r.finishAt(0) }
+
+// finishAt ends the statement at now, a reading of its clock the caller
+// took as the driver's call returned (0: read it here), or at the end it
+// reached in the stash.
+func (r *run) finishAt(now uint64) {
 	end := r.end
+	if end == 0 {
+		end = now
+	}
 	if end == 0 {
 		end = r.st.Now()
 	}
@@ -94,7 +102,7 @@ func (c *config) settle(ctx context.Context, k kind, text string, r *run, o *op,
 		c.retry.put(ctx, k, text, r)
 		return
 	}
-	r.finish()
+	r.finishAt(now)
 }
 
 // opCtx is the context the DB level passes to database/sql for one call:
@@ -111,8 +119,17 @@ func (c *config) settle(ctx context.Context, k kind, text string, r *run, o *op,
 // The op, which holds the statement, comes from a pool (see op).
 type opCtx struct {
 	context.Context
-	op *op // nil once the DB level's call has returned (see done)
+	op     *op             // nil once the DB level's call has returned (see done)
+	doneCh <-chan struct{} // the caller's context's Done, asked once
 }
+
+// Done returns the caller's context's Done channel, which startOp asked
+// for: the driver asks for it at every step of its rows (modernc's sqlite
+// does), and each ask would otherwise go down the chain of contexts. A
+// context's Done returns the same channel on every call, so the copy is
+// its answer; and asking early allocates nothing that would not be: the
+// database/sql call that gets this context asks for it first thing.
+func (oc *opCtx) Done() <-chan struct{} { return oc.doneCh }
 
 // opOf returns the DB level's statement ctx carries, or nil.
 func opOf(ctx context.Context) *op {
@@ -171,8 +188,8 @@ var opPool = sync.Pool{New: func() any { return new(op) }}
 func startOp(ctx context.Context, st instrument.Statement) *opCtx {
 	o := opPool.Get().(*op)
 	o.ctx, o.st, o.waiting = ctx, st, true
-	o.mark = o.st.Now()
-	return &opCtx{Context: ctx, op: o}
+	o.mark = o.st.Start() // the statement began waiting as it began: no second reading
+	return &opCtx{Context: ctx, op: o, doneCh: ctx.Done()}
 }
 
 // own is driver rows taking the op, inside the driver call: they end it
@@ -199,16 +216,19 @@ func (o *op) recycle() {
 
 // arrive is a driver call's beginning: the wait for a connection is over,
 // and if the last attempt failed with driver.ErrBadConn, this one is a
-// retry.
-func (o *op) arrive() {
+// retry. It returns the statement's clock now, which the call's timing
+// starts from: one reading for both.
+func (o *op) arrive() uint64 {
+	now := o.st.Now()
 	if o.waiting {
-		o.pool += o.st.Now() - o.mark
+		o.pool += now - o.mark
 		o.waiting = false
 	}
 	if o.badConn {
 		o.badConn = false
 		o.retried()
 	}
+	return now
 }
 
 // left is a driver call's end at now: after driver.ErrBadConn, database/sql

@@ -85,27 +85,26 @@ func (s *stmtOpt) CheckNamedValue(nv *driver.NamedValue) error { return s.checke
 func (s *stmtOpt) ColumnConverter(idx int) driver.ValueConverter { return s.conv.ColumnConverter(idx) }
 
 // open is conn.open for an execution of the statement.
-func (s *stmt) open(ctx context.Context, k kind, local *run) (*run, *op) {
+func (s *stmt) open(ctx context.Context, k kind, local *run) (*run, *op, uint64) {
 	if o := opOf(ctx); o != nil {
-		o.arrive()
-		return &o.run, o
+		return &o.run, o, o.arrive()
 	}
 	if s.hasPending {
 		*local = s.pending
 		s.pending, s.hasPending = run{}, false
-		return local, nil
+		return local, nil, local.st.Now()
 	}
 	cfg := s.c.cfg
 	if !cfg.retry.take(ctx, k, s.query, local) {
 		local.st = instrument.StartSQL(ctx, cfg.schema, cfg.schemaName, s.query)
+		return local, nil, local.st.Start()
 	}
-	return local, nil
+	return local, nil, local.st.Now()
 }
 
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	var local run
-	r, o := s.open(ctx, kExec, &local)
-	t0 := r.st.Now()
+	r, o, t0 := s.open(ctx, kExec, &local)
 	var res driver.Result
 	var err error
 	if s.execer != nil {
@@ -126,8 +125,7 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
 	w := newRows()
-	r, o := s.open(ctx, kQuery, &w.own)
-	t0 := r.st.Now()
+	r, o, t0 := s.open(ctx, kQuery, &w.own)
 	var ri driver.Rows
 	var err error
 	if s.queryer != nil {

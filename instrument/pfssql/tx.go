@@ -32,7 +32,7 @@ func (t *tx) end(commit bool) error {
 	}
 	t.c.inTx = false
 	st := instrument.StartSQL(t.ctx, t.cfg.schema, t.cfg.schemaName, text)
-	t0 := st.Now()
+	t0 := st.Start()
 	var err error
 	if commit {
 		err = t.tx.Commit()
@@ -45,7 +45,7 @@ func (t *tx) end(commit bool) error {
 	if err != nil {
 		r.fail(t.ctx, err)
 	}
-	r.finish()
+	r.finishAt(t1)
 	return err
 }
 
