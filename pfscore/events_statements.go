@@ -166,6 +166,7 @@ const (
 	sfHistory          // to events_statements_history at End
 	sfLong             // to events_statements_history_long
 	sfDigest           // entry's digest, computed, is the statement's (DIGEST is not NULL)
+	sfNewText          // EndWithText: the row's text is written as it ends
 )
 
 // digest returns the statement's digest, nil for none.
@@ -242,16 +243,7 @@ func (st *Statement) SetText(text string, normalized bool) {
 	if s == nil {
 		return
 	}
-	st.entry = nil
-	st.meta &^= sfDigest
-	if text != "" {
-		st.entry = s.stmtCache.lookup(text, normalized)
-		if s.consumers.Load()&(1<<ConsumerStatementsDigest) != 0 && s.cfg.maxDigestLength > 0 {
-			if st.entry.digestOf().has {
-				st.meta |= sfDigest
-			}
-		}
-	}
+	st.setText(s, text, normalized)
 	if st.meta&sfEvent == 0 {
 		return
 	}
@@ -270,6 +262,36 @@ func (st *Statement) SetText(text string, normalized bool) {
 		t.writeText(slot, st)
 		slot.seq.EndWrite()
 	}
+}
+
+// setText makes text the statement's, with its digest: SetText but the
+// row.
+func (st *Statement) setText(s *Schema, text string, normalized bool) {
+	st.entry = nil
+	st.meta &^= sfDigest
+	if text != "" {
+		st.entry = s.stmtCache.lookup(text, normalized)
+		if s.consumers.Load()&(1<<ConsumerStatementsDigest) != 0 && s.cfg.maxDigestLength > 0 {
+			if st.entry.digestOf().has {
+				st.meta |= sfDigest
+			}
+		}
+	}
+}
+
+// EndWithText is SetText then End, in one step: the text replaces the
+// statement's as SetText's does, and reaches the current row as the
+// statement ends, in the write section that ends it, rather than in one
+// of its own. For a statement whose text is known only at its end, as an
+// HTTP request's route is.
+func (st *Statement) EndWithText(text string, normalized bool, r StatementResult) {
+	s := st.s
+	if s == nil {
+		return
+	}
+	st.setText(s, text, normalized)
+	st.meta |= sfNewText
+	st.End(r)
 }
 
 // writeText writes a statement row's SQL_TEXT, DIGEST and DIGEST_TEXT: in
@@ -558,6 +580,9 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *St
 		binary.LittleEndian.PutUint64(span.span[:], c[qSpan].Load())
 	}
 	slot.seq.BeginWrite()
+	if st.meta&sfNewText != 0 {
+		t.writeText(slot, st)
+	}
 	c[qEndEventID].Set(t.eventID) // the last EVENT_ID so far, +1
 	c[qTimerEnd].Set(end)
 	c[qRowsAffected].Set(r.RowsAffected)

@@ -514,6 +514,40 @@ func TestStatementSetText(t *testing.T) {
 	}
 }
 
+// TestStatementEndWithText checks that EndWithText is SetText and End: the
+// text and its digest reach the history rows and the digest's row, the
+// current row shows the first text until the end, and a nested
+// statement's EndWithText writes its own row only.
+func TestStatementEndWithText(t *testing.T) {
+	f := newStmtFixture(t)
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	defer th.End()
+	outer := f.s.StartStatement(th, f.req, StatementInfo{Text: "GET", Normalized: true})
+	inner := f.s.StartStatement(th, f.req, StatementInfo{Text: "inner", Normalized: true})
+	inner.EndWithText("inner done", true, StatementResult{RowsSent: 3})
+	if cur := f.s.EventsStatementsCurrent(); len(cur) != 1 || cur[0].SQLText != "GET" {
+		t.Errorf("current row before the end: %+v", cur)
+	}
+	outer.EndWithText("GET /users/{id}", true, StatementResult{RowsSent: 1})
+	outer.EndWithText("GET /again", true, StatementResult{}) // a second end does nothing
+	for name, rows := range map[string][]StatementEvent{
+		"history": f.s.EventsStatementsHistory(), "history_long": f.s.EventsStatementsHistoryLong(),
+	} {
+		if len(rows) != 2 || rows[0].SQLText != "inner done" || rows[0].DigestText != "inner done" || rows[0].RowsSent != 3 ||
+			rows[1].SQLText != "GET /users/{id}" || rows[1].DigestText != "GET /users/{id}" || rows[1].RowsSent != 1 ||
+			rows[1].Digest == "" || rows[0].Digest == rows[1].Digest {
+			t.Errorf("%s: %+v", name, rows)
+		}
+	}
+	got := map[string]uint64{}
+	for _, r := range f.s.EventsStatementsSummaryByDigest() {
+		got[r.DigestText] = r.CountStar
+	}
+	if len(got) != 2 || got["GET /users/{id}"] != 1 || got["inner done"] != 1 {
+		t.Errorf("digest rows: %v", got)
+	}
+}
+
 // TestDigestInsertConcurrentSafe has goroutines race to make the same new
 // digest rows: each (schema, digest) gets one row, whatever the race, and
 // every statement counts in it.

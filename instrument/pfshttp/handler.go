@@ -164,8 +164,7 @@ func (h *handler) end(st *instrument.Statement, q *request, user, host string, r
 			}
 		}
 	}()
-	st.SetText(h.text(r), true)
-	st.End(res)
+	st.EndWithText(h.text(r), true, res) // the route is known now: one write to the row for both
 }
 
 // release ends the request's thread, or gives it back to the pool once

@@ -335,6 +335,20 @@ var mutations = []mutation{
 			"e.site.Load() == p && e.normalized == normalized {"}},
 	},
 	{
+		area: "pfscore", name: "end-with-text-no-row", pkgs: pfscorePkgs,
+		desc: "EndWithText changes the statement's digest but leaves the row's text as it was (the history shows the first text)",
+		edits: []edit{{"pfscore/events_statements.go",
+			"\tif st.meta&sfNewText != 0 {\n\t\tt.writeText(slot, st)\n\t}\n",
+			""}},
+	},
+	{
+		area: "pfssql", name: "opctx-done-nil", pkgs: []string{"./instrument/pfssql/"},
+		desc: "the DB level's context answers Done with nil (a cancelled caller's statement runs on)",
+		edits: []edit{{"instrument/pfssql/run.go",
+			"op: o, doneCh: ctx.Done()}",
+			"op: o}"}},
+	},
+	{
 		area: "pfshttp", name: "span-holder-without-span", pkgs: []string{"./instrument/pfshttp/"},
 		desc: "a request's context tells the trace hook it holds a span when it holds none (its parent's span is hidden)",
 		edits: []edit{{"instrument/pfshttp/threadctx.go",
