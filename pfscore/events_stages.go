@@ -152,17 +152,36 @@ func (t *Thread) EndStage() {
 // a nil or ended thread, or when another goroutine is writing t's storage
 // (a misuse, see Thread).
 func (t *Thread) Settle() bool {
+	_, settled := t.SettleMark()
+	return settled
+}
+
+// SettleMark is Settle that also returns a mark of the thread as Settle
+// left it, for Settled.
+func (t *Thread) SettleMark() (mark uint64, settled bool) {
 	if t == nil || t.ended.Load() {
-		return false
+		return 0, false
 	}
 	g, ok := t.tryEnter(guardBusy) // a refusal loses no event: none is counted
 	if !ok {
-		return false
+		return 0, false
 	}
 	t.endStage(new(reading))
-	settled := t.depth == 0 && t.stmtDepth == 0 && !t.trx.on
+	settled = t.depth == 0 && t.stmtDepth == 0 && !t.trx.on
 	t.leave(g)
-	return settled
+	return left(g), settled
+}
+
+// Settled reports whether t is still as the SettleMark that returned mark
+// left it: not ended, and no write section has run on it since (none
+// began or ended an event: every change of a thread's events is made in
+// one, and each one's leave moves the guard's sequence). If that
+// SettleMark reported t settled, t is then still settled, and the goroutine
+// taking t up again (a pool's next request) need not Settle it again: one
+// atomic load instead of a section. false says only that something may
+// have happened: Settle tells what.
+func (t *Thread) Settled(mark uint64) bool {
+	return t != nil && !t.ended.Load() && t.guard.Load() == mark
 }
 
 // SetStageProgress sets WORK_COMPLETED and WORK_ESTIMATED of the stage in

@@ -375,3 +375,61 @@ func TestSettle(t *testing.T) {
 		t.Error("an ended or nil thread settled")
 	}
 }
+
+// TestSettledMark checks Settled: true while nothing has run on the thread
+// since SettleMark, false once any event began or ended on it, memory was
+// counted on it (from its goroutine or another), or it ended.
+func TestSettledMark(t *testing.T) {
+	f := newStageFixture(t)
+	req := f.s.MustRegister("statement/http/request", WithDefault(true, true))
+	mem := f.s.MustRegister("memory/test/buf", WithDefault(true, true))
+	th := f.s.NewThread(f.thread, ThreadOptions{User: "alice", Host: "web1"})
+	settle := func() uint64 {
+		t.Helper()
+		mark, ok := th.SettleMark()
+		if !ok || !th.Settled(mark) || !th.Settled(mark) {
+			t.Fatalf("SettleMark: %v; Settled right after: %v", ok, th.Settled(mark))
+		}
+		return mark
+	}
+	mark := settle()
+	st := f.s.StartStatement(th, req, StatementInfo{Text: "GET /"})
+	if th.Settled(mark) {
+		t.Error("Settled with a statement begun since")
+	}
+	if _, ok := th.SettleMark(); ok {
+		t.Error("SettleMark settled a thread with a statement in progress")
+	}
+	st.End(StatementResult{})
+	mark = settle()
+	th.StartStage(f.parse, "")
+	if th.Settled(mark) {
+		t.Error("Settled with a stage begun since")
+	}
+	mark = settle()
+	var w WaitState
+	if !f.m.BeginWait(&w, th, OpLock) {
+		t.Fatal("the wait did not begin")
+	}
+	w.EndWait(0)
+	if th.Settled(mark) {
+		t.Error("Settled with a wait begun and ended since")
+	}
+	mark = settle()
+	o := f.s.MemoryAlloc(th, mem, 64)
+	if th.Settled(mark) {
+		t.Error("Settled with an allocation counted since")
+	}
+	mark = settle()
+	done := make(chan struct{})
+	go func() { f.s.MemoryFree(mem, 64, o); close(done) }() // a free from another goroutine
+	<-done
+	if th.Settled(mark) {
+		t.Error("Settled with another goroutine's free counted since")
+	}
+	mark = settle()
+	th.End()
+	if th.Settled(mark) || (*Thread)(nil).Settled(0) {
+		t.Error("an ended or nil thread is Settled")
+	}
+}

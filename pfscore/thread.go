@@ -207,8 +207,11 @@ func (t *Thread) enterAfterForeign(bits uint64) (uint64, bool) {
 // sequence advanced (a plain store where stores are ordered, see
 // owned.EndStore).
 func (t *Thread) leave(g uint64) {
-	owned.EndStore(&t.guard, g&^seqMask|(g+guardSeq)&seqMask)
+	owned.EndStore(&t.guard, left(g))
 }
+
+// left is the guard word leave stores after a section entered at g.
+func left(g uint64) uint64 { return g&^seqMask | (g+guardSeq)&seqMask }
 
 // threadRecord is a thread's slot in the threads container, which bounds the
 // number of threads, counts the ones lost, and gives each a row index.

@@ -15,8 +15,10 @@ import (
 // Invariants, under mu:
 //   - every thread in idle was live and settled (pfscore's Thread.Settle:
 //     no event in progress) when put, is in no request's context, and is
-//     in idle once; get settles it again before a request uses it (a
-//     handle kept past its request may have begun an event since);
+//     in idle once, with the mark its settling returned; get checks that
+//     nothing has happened to it since (Thread.Settled), or settles it
+//     again, before a request uses it (a handle kept past its request may
+//     have begun an event since);
 //   - n is the number of threads in idle, at most max;
 //   - an empty list's capacity is at most smallList once get emptied it,
 //     so the lists hold O(max) slots;
@@ -50,8 +52,14 @@ type actor struct{ user, host string }
 // its thread from it (get) gives the thread back to the list without
 // looking its actor up again, unless the list was dropped meanwhile.
 type idleList struct {
-	ts      []*instrument.Thread
+	ts      []idleThread
 	dropped bool
+}
+
+// idleThread is an idle thread and the mark of its settling (SettleMark).
+type idleThread struct {
+	t    *instrument.Thread
+	mark uint64
 }
 
 func newThreadPool(max int) *threadPool {
@@ -65,23 +73,23 @@ func newThreadPool(max int) *threadPool {
 // request never starts on another request's event in progress.
 func (p *threadPool) get(user, host string) (*instrument.Thread, *idleList) {
 	for {
-		t, l := p.pop(user, host)
-		if t == nil || t.Settle() {
+		it, l := p.pop(user, host)
+		if t := it.t; t == nil || t.Settled(it.mark) || t.Settle() {
 			return t, l
 		}
-		t.End()
+		it.t.End()
 	}
 }
 
 // pop takes the most recently used idle thread of user@host, if any.
-func (p *threadPool) pop(user, host string) (*instrument.Thread, *idleList) {
+func (p *threadPool) pop(user, host string) (idleThread, *idleList) {
 	p.mu.Lock()
-	var t *instrument.Thread
+	var t idleThread
 	l := p.idle[actor{user, host}]
 	if l != nil && len(l.ts) > 0 {
 		last := len(l.ts) - 1
 		t = l.ts[last]
-		l.ts[last] = nil
+		l.ts[last] = idleThread{}
 		l.ts = l.ts[:last]
 		if last == 0 && cap(l.ts) > smallList {
 			l.ts = nil // an empty list keeps no burst's array: O(max) slots in all
@@ -104,9 +112,9 @@ func (p *threadPool) evict() bool {
 	var t *instrument.Thread
 	for _, l := range p.idle {
 		if n := len(l.ts); n > 0 {
-			t = l.ts[0] // the least recently used of its list
+			t = l.ts[0].t // the least recently used of its list
 			copy(l.ts, l.ts[1:])
-			l.ts[n-1] = nil
+			l.ts[n-1] = idleThread{}
 			l.ts = l.ts[:n-1]
 			p.n--
 			break
@@ -126,7 +134,8 @@ func (p *threadPool) evict() bool {
 // The caller has taken t out of the request's context first. l is what get
 // returned for user@host, if anything.
 func (p *threadPool) put(l *idleList, user, host string, t *instrument.Thread) {
-	if t == nil || !t.Settle() {
+	mark, settled := t.SettleMark()
+	if !settled {
 		t.End() // nil, ended: nothing; unsettled: its events end with it
 		return
 	}
@@ -146,7 +155,7 @@ func (p *threadPool) put(l *idleList, user, host string, t *instrument.Thread) {
 			p.idle[k] = l
 		}
 	}
-	l.ts = append(l.ts, t)
+	l.ts = append(l.ts, idleThread{t, mark})
 	p.n++
 	p.mu.Unlock()
 }
@@ -167,7 +176,7 @@ func (p *threadPool) dropEmptyLocked() {
 // closeIdle ends the pool's idle threads.
 func (p *threadPool) closeIdle() {
 	p.mu.Lock()
-	var ts []*instrument.Thread
+	var ts []idleThread
 	for k, l := range p.idle {
 		ts = append(ts, l.ts...)
 		l.ts, l.dropped = nil, true
@@ -175,7 +184,7 @@ func (p *threadPool) closeIdle() {
 	}
 	p.n = 0
 	p.mu.Unlock()
-	for _, t := range ts {
-		t.End()
+	for _, it := range ts {
+		it.t.End()
 	}
 }

@@ -59,8 +59,8 @@ var mutations = []mutation{
 		area: "pfscore", name: "leave-same-seq", race: true, pkgs: pfscorePkgs,
 		desc: "Thread.leave restores the guard word without advancing its sequence",
 		edits: []edit{{"pfscore/thread.go",
-			"owned.EndStore(&t.guard, g&^seqMask|(g+guardSeq)&seqMask)",
-			"owned.EndStore(&t.guard, g)"}},
+			"func left(g uint64) uint64 { return g&^seqMask | (g+guardSeq)&seqMask }",
+			"func left(g uint64) uint64 { return g }"}},
 	},
 	{
 		area: "pfscore", name: "endwait-leave-early", race: true, pkgs: pfscorePkgs,
@@ -349,6 +349,13 @@ var mutations = []mutation{
 			"op: o}"}},
 	},
 	{
+		area: "pfscore", name: "settled-ignores-sections", pkgs: poolPkgs,
+		desc: "Thread.Settled trusts a settled mark whatever ran on the thread since (a pooled thread's next request starts inside an event a kept handle began)",
+		edits: []edit{{"pfscore/events_stages.go",
+			"return t != nil && !t.ended.Load() && t.guard.Load() == mark",
+			"return t != nil && !t.ended.Load()"}},
+	},
+	{
 		area: "pfshttp", name: "span-holder-without-span", pkgs: []string{"./instrument/pfshttp/"},
 		desc: "a request's context tells the trace hook it holds a span when it holds none (its parent's span is hidden)",
 		edits: []edit{{"instrument/pfshttp/threadctx.go",
@@ -366,8 +373,8 @@ var mutations = []mutation{
 		area: "pfscore", name: "settle-ignores-transaction", pkgs: poolPkgs,
 		desc: "Settle reports a thread with a transaction in progress settled: a pooled thread goes back with it",
 		edits: []edit{{"pfscore/events_stages.go",
-			"\tsettled := t.depth == 0 && t.stmtDepth == 0 && !t.trx.on\n",
-			"\tsettled := t.depth == 0 && t.stmtDepth == 0\n"}},
+			"\tsettled = t.depth == 0 && t.stmtDepth == 0 && !t.trx.on\n",
+			"\tsettled = t.depth == 0 && t.stmtDepth == 0\n"}},
 	},
 	{
 		area: "pfscore", name: "pool-keeps-context-thread", pkgs: poolPkgs,
@@ -380,8 +387,8 @@ var mutations = []mutation{
 		area: "pfscore", name: "pool-get-no-settle", pkgs: poolPkgs,
 		desc: "the pool hands out an idle thread without settling it again: an event a kept handle began is in progress in the next request",
 		edits: []edit{{"instrument/pfshttp/pool.go",
-			"\t\tif t == nil || t.Settle() {\n",
-			"\t\tif t == nil || true {\n"}},
+			"\t\tif t := it.t; t == nil || t.Settled(it.mark) || t.Settle() {\n",
+			"\t\tif t := it.t; t == nil || true {\n"}},
 	},
 	{
 		area: "pfscore", name: "free-gives-up-when-busy", pkgs: poolPkgs,
