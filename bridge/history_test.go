@@ -365,6 +365,43 @@ func TestTraceContext(t *testing.T) {
 	}
 }
 
+// idsHolder is a context that holds a span's ids itself, as pfshttp's
+// request context does (bridge's spanHolder).
+type idsHolder struct {
+	context.Context
+	tr    [16]byte
+	sp    [8]byte
+	holds bool
+}
+
+func (h idsHolder) OtelpfsSpanIDs() ([16]byte, [8]byte, bool) { return h.tr, h.sp, h.holds }
+
+// TestTraceContextHolder checks TraceContext on a context that holds its
+// span's ids: they are the answer when it holds a span, no span when the
+// ids are not valid (OpenTelemetry's rule: neither may be zero), and the
+// parent's span when it holds none.
+func TestTraceContextHolder(t *testing.T) {
+	parent := trace.ContextWithSpanContext(context.Background(),
+		trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{7}, SpanID: trace.SpanID{8}}))
+	for _, c := range []struct {
+		h      idsHolder
+		tr     [16]byte
+		sp     [8]byte
+		wantOK bool
+	}{
+		{idsHolder{parent, [16]byte{1}, [8]byte{2}, true}, [16]byte{1}, [8]byte{2}, true},
+		{idsHolder{parent, [16]byte{}, [8]byte{2}, true}, [16]byte{}, [8]byte{}, false},
+		{idsHolder{parent, [16]byte{1}, [8]byte{}, true}, [16]byte{}, [8]byte{}, false},
+		{idsHolder{parent, [16]byte{1}, [8]byte{2}, false}, [16]byte{7}, [8]byte{8}, true},
+		{idsHolder{context.Background(), [16]byte{}, [8]byte{}, false}, [16]byte{}, [8]byte{}, false},
+	} {
+		tr, sp, ok := bridge.TraceContext(c.h)
+		if tr != c.tr || sp != c.sp || ok != c.wantOK {
+			t.Errorf("holder %x/%x holds %v: got %x/%x %v, want %x/%x %v", c.h.tr, c.h.sp, c.h.holds, tr, sp, ok, c.tr, c.sp, c.wantOK)
+		}
+	}
+}
+
 func TestHistorySQLTextAndErrors(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		w := newSpanWorld(t)

@@ -85,11 +85,12 @@ const (
 	keyDuration      = attribute.Key("pfs.duration")
 )
 
-// spanHolder is a context that holds a span of its own: ok reports whether
-// it does, and then sc is what trace.SpanContextFromContext would return
-// for the context. pfshttp's request context is one.
+// spanHolder is a context that holds a span of its own: holds reports
+// whether it does, and then the ids are those of what
+// trace.SpanContextFromContext would return for the context. pfshttp's
+// request context is one.
 type spanHolder interface {
-	OtelpfsSpanContext() (sc trace.SpanContext, ok bool)
+	OtelpfsSpanIDs() (traceID [16]byte, spanID [8]byte, holds bool)
 }
 
 // TraceContext returns the trace and span ids of the span ctx carries, and
@@ -105,14 +106,17 @@ type spanHolder interface {
 // found in fewer steps, for every statement a handler begins on its
 // request's context.
 func TraceContext(ctx context.Context) (traceID [16]byte, spanID [8]byte, ok bool) {
-	var sc trace.SpanContext
 	if h, isHolder := ctx.(spanHolder); isHolder {
-		if sc, ok = h.OtelpfsSpanContext(); !ok {
-			sc = trace.SpanContextFromContext(ctx)
+		if traceID, spanID, ok = h.OtelpfsSpanIDs(); ok {
+			// Valid, as trace.SpanContext.IsValid says, when both are
+			// not zero.
+			if traceID == [16]byte{} || spanID == [8]byte{} {
+				return [16]byte{}, [8]byte{}, false
+			}
+			return traceID, spanID, true
 		}
-	} else {
-		sc = trace.SpanContextFromContext(ctx)
 	}
+	sc := trace.SpanContextFromContext(ctx)
 	if !sc.IsValid() {
 		return traceID, spanID, false
 	}

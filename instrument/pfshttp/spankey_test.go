@@ -70,7 +70,7 @@ func TestRemoteSpanParent(t *testing.T) {
 }
 
 // bridge.TraceContext, the statements' trace hook, asks a request's context
-// for its span directly (OtelpfsSpanContext): its answer must be what it
+// for its span directly (OtelpfsSpanIDs): its answer must be what it
 // finds through OpenTelemetry in the context Extract returns, for every
 // header case, over a parent with and without a span of its own; and a
 // context derived with a child span gives the child's.
@@ -89,7 +89,7 @@ func TestTraceHookMatchesOTel(t *testing.T) {
 			if g, w := hook(got), hook(want); g != w {
 				t.Errorf("%s, parent %d: the hook gives %s on the request's context, %s on Extract's", c.name, i, g, w)
 			}
-			if _, ok := got.(*threadCtx).OtelpfsSpanContext(); ok {
+			if _, _, ok := got.(*threadCtx).OtelpfsSpanIDs(); ok {
 				direct++
 			}
 		}

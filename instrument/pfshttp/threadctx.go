@@ -61,16 +61,18 @@ func (c *threadCtx) setSpan(sc trace.SpanContext) {
 	c.span = remoteSpan{Span: noSpan, sc: sc}
 }
 
-// OtelpfsSpanContext returns the caller's span context c holds, and false
-// if it holds none (then its parent may): what trace.SpanContextFromContext
-// finds in c when it is true. bridge.TraceContext, the statements' trace
-// hook, asks a context for it (by an interface, importing nothing of
-// pfshttp) before walking the context for OpenTelemetry's key.
-func (c *threadCtx) OtelpfsSpanContext() (trace.SpanContext, bool) {
+// OtelpfsSpanIDs returns the trace and span ids of the caller's span
+// context c holds, and holds false if it holds none (then its parent may):
+// the ids of what trace.SpanContextFromContext finds in c when holds is
+// true. bridge.TraceContext, the statements' trace hook, asks a context for
+// them (by an interface, importing nothing of pfshttp) before walking the
+// context for OpenTelemetry's key; plain arrays, not the span context, for
+// it needs the ids only.
+func (c *threadCtx) OtelpfsSpanIDs() (traceID [16]byte, spanID [8]byte, holds bool) {
 	if c.span.Span == nil {
-		return trace.SpanContext{}, false
+		return traceID, spanID, false
 	}
-	return c.span.sc, true
+	return c.span.sc.TraceID(), c.span.sc.SpanID(), true
 }
 
 func (c *threadCtx) Value(key any) any {

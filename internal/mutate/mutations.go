@@ -356,11 +356,18 @@ var mutations = []mutation{
 			"return t != nil && !t.ended.Load()"}},
 	},
 	{
+		area: "bridge", name: "span-holder-ids-unchecked", pkgs: []string{"./bridge/"},
+		desc: "TraceContext takes a span holder's ids without OpenTelemetry's validity rule (a zero trace or span id counts as a span)",
+		edits: []edit{{"bridge/spans.go",
+			"\t\t\tif traceID == [16]byte{} || spanID == [8]byte{} {\n",
+			"\t\t\tif false {\n"}},
+	},
+	{
 		area: "pfshttp", name: "span-holder-without-span", pkgs: []string{"./instrument/pfshttp/"},
 		desc: "a request's context tells the trace hook it holds a span when it holds none (its parent's span is hidden)",
 		edits: []edit{{"instrument/pfshttp/threadctx.go",
-			"\tif c.span.Span == nil {\n\t\treturn trace.SpanContext{}, false\n\t}\n\treturn c.span.sc, true",
-			"\treturn c.span.sc, true"}},
+			"\tif c.span.Span == nil {\n\t\treturn traceID, spanID, false\n\t}\n\treturn c.span.sc.TraceID(), c.span.sc.SpanID(), true",
+			"\treturn c.span.sc.TraceID(), c.span.sc.SpanID(), true"}},
 	},
 	{
 		area: "pfscore", name: "source-cache-stale", pkgs: pfscorePkgs,
