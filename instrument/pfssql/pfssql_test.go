@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -862,5 +863,61 @@ func TestStmtPreparedAgain(t *testing.T) {
 				t.Fatalf("events_statements_history:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 		})
+	}
+}
+
+// slowNextDriver's queries return three rows, each of whose Next takes
+// pause: time inside the driver, between the query's return and Close.
+type slowNextDriver struct{ pause time.Duration }
+
+func (d slowNextDriver) Open(string) (driver.Conn, error) { return slowNextConn(d), nil }
+
+type slowNextConn struct{ pause time.Duration }
+
+func (c slowNextConn) Prepare(string) (driver.Stmt, error) { return nil, errors.New("no prepare") }
+func (c slowNextConn) Close() error                        { return nil }
+func (c slowNextConn) Begin() (driver.Tx, error)           { return nil, errors.New("no transactions") }
+func (c slowNextConn) QueryContext(context.Context, string, []driver.NamedValue) (driver.Rows, error) {
+	return &slowNextRows{pause: c.pause}, nil
+}
+
+type slowNextRows struct {
+	pause time.Duration
+	n     int
+}
+
+func (r *slowNextRows) Columns() []string { return []string{"id"} }
+func (r *slowNextRows) Close() error      { return nil }
+func (r *slowNextRows) Next(dest []driver.Value) error {
+	if r.n == 3 {
+		return io.EOF
+	}
+	time.Sleep(r.pause)
+	r.n++
+	dest[0] = int64(r.n)
+	return nil
+}
+
+// The driver's time inside Next counts in SUM_DRIVER_TIME, in picoseconds
+// (Next sums raw cycles, which Close converts).
+func TestDriverTimeInNext(t *testing.T) {
+	const pause = 5 * time.Millisecond
+	s := newSchema(t)
+	db := openWrapped(t, slowNextDriver{pause}, "slow", pfssql.WithSchema(s))
+	rows, err := db.QueryContext(threadCtx(t, s), "SELECT id FROM slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	if rows.Err() != nil || n != 3 {
+		t.Fatal(n, rows.Err())
+	}
+	r := digestRow(t, s, "SELECT id FROM slow")
+	if min := 3 * uint64(pause/time.Millisecond) * ms; r.SumDriverTime < min || r.SumDriverTime > r.SumTimerWait {
+		t.Errorf("SUM_DRIVER_TIME %.3f ms, want at least %v and at most SUM_TIMER_WAIT %.3f ms",
+			float64(r.SumDriverTime)/float64(ms), 3*pause, float64(r.SumTimerWait)/float64(ms))
 	}
 }

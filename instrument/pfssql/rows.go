@@ -26,8 +26,8 @@ type rows struct {
 	o      *op             // the DB level's statement, which w holds (op.own) until Close
 	ctx    context.Context // the query's, for Cancelled
 	opened uint64          // ps: when the query returned
-	next   uint64          // ps inside Next
-	cycle  bool            // Next is timed on the cycle timer (see Next)
+	next   uint64          // ps inside Next (raw cycles while cycle is set: see Close)
+	cycle  bool            // Next is timed on the cycle counter (see Next)
 	eof    bool
 }
 
@@ -63,9 +63,9 @@ func (w *rows) Next(dest []driver.Value) error {
 	r := w.r
 	var err error
 	if w.cycle {
-		t0 := hwclock.NowCycle()
+		c0 := hwclock.Cycles()
 		err = w.rows.Next(dest)
-		w.next += hwclock.NowCycle() - t0
+		w.next += hwclock.Cycles() - c0 // raw: Close converts the sum
 	} else {
 		t0 := r.st.Now()
 		err = w.rows.Next(dest)
@@ -91,6 +91,9 @@ func (w *rows) Close() error {
 	t0 := r.st.Now()
 	err := w.rows.Close()
 	t1 := r.st.Now()
+	if w.cycle {
+		w.next *= hwclock.Cycle.Factor() // the raw cycles Next summed, in ps
+	}
 	if t0 >= w.opened {
 		// The Next calls happened between the query's return and now, on
 		// this timer; on the cycle timer their sum may exceed that by the

@@ -59,8 +59,8 @@ var mutations = []mutation{
 		area: "pfscore", name: "leave-same-seq", race: true, pkgs: pfscorePkgs,
 		desc: "Thread.leave restores the guard word without advancing its sequence",
 		edits: []edit{{"pfscore/thread.go",
-			"func left(g uint64) uint64 { return g&^seqMask | (g+guardSeq)&seqMask }",
-			"func left(g uint64) uint64 { return g }"}},
+			"owned.EndStore(&t.guard, g&^seqMask|(g+guardSeq)&seqMask)",
+			"owned.EndStore(&t.guard, g)"}},
 	},
 	{
 		area: "pfscore", name: "endwait-leave-early", race: true, pkgs: pfscorePkgs,
@@ -339,6 +339,13 @@ var mutations = []mutation{
 		desc: "EndWithText changes the statement's digest but leaves the row's text as it was (the history shows the first text)",
 		edits: []edit{{"pfscore/events_statements.go",
 			"\tif st.meta&sfNewText != 0 {\n\t\tt.writeText(slot, st)\n\t}\n",
+			""}},
+	},
+	{
+		area: "pfssql", name: "rows-next-cycles-unconverted", pkgs: []string{"./instrument/pfssql/"},
+		desc: "the rows' Close adds the raw cycles Next summed to DriverTime without converting them to picoseconds",
+		edits: []edit{{"instrument/pfssql/rows.go",
+			"\t\tw.next *= hwclock.Cycle.Factor() // the raw cycles Next summed, in ps\n",
 			""}},
 	},
 	{
