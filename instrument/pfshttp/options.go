@@ -163,8 +163,9 @@ func WithConnectionThreadClass(name string) Option {
 // serving a later request, whose rows may then count another request's
 // events (a misuse the engine survives: rows are never torn). A thread is
 // given back only settled (no wait, statement or transaction in progress:
-// pfscore's Thread.Settle; a stage in progress ends), and settled again
-// when a request takes it; one that is not is ended instead, so a request
+// pfscore's Thread.Settle; a stage in progress ends), and, if anything ran
+// on it while it was idle (Thread.Settled), settled again when a request
+// takes it; one that is not is ended instead, so a request
 // never starts with another's event in progress on its thread. Idle
 // threads stay until the process ends, unless the handler's
 // CloseIdleThreads ends them, and give their slots of the thread table
