@@ -50,10 +50,11 @@ func (r *run) fail(ctx context.Context, err error) {
 }
 
 // retried forgets the error of the attempt that failed with
-// driver.ErrBadConn, and counts the retry.
+// driver.ErrBadConn, and the end it reached in the stash (the statement
+// goes on in the retry and ends with it), and counts the retry.
 func (r *run) retried() {
 	r.retries++
-	r.errs, r.msg, r.cancelled = 0, "", false
+	r.errs, r.msg, r.cancelled, r.end = 0, "", false, 0
 }
 
 // finish ends the statement now.
