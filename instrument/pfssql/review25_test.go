@@ -74,26 +74,36 @@ func TestReview25RetriedStatementEndsAtRetry(t *testing.T) {
 		{"exec", memExec, "UPDATE t SET n = n + 1 WHERE id = ?"},
 		{"query", memQuery, "SELECT n FROM t WHERE id = ?"},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			s := allConsumers(t)
-			bad := new(atomic.Int32)
-			db := pfssql.OpenDB(retryConnector{bad: bad, pause: 2 * time.Millisecond}, pfssql.WithSchema(s))
-			defer db.Close()
-			ctx, th := instrument.StartThread(context.Background(), "thread/test/client", instrument.WithSchema(s))
-			defer th.End()
-			bad.Store(1)
-			c.run(t, ctx, db)
-			r := digestRow(t, s, c.text)
-			if r.CountStar != 1 || r.CountRetries != 1 {
-				t.Fatalf("COUNT_STAR %d, COUNT_RETRIES %d; want 1, 1", r.CountStar, r.CountRetries)
-			}
-			if r.SumDriverTime > r.SumTimerWait {
-				t.Errorf("retried %s: SUM_DRIVER_TIME %d > SUM_TIMER_WAIT %d: the statement ended at the failed attempt's end",
-					c.name, r.SumDriverTime, r.SumTimerWait)
-			}
-			if r.SumTimerWait < uint64(2*time.Millisecond/time.Nanosecond)*1000 {
-				t.Errorf("retried %s: SUM_TIMER_WAIT %d ps, less than the retry's pause inside it", c.name, r.SumTimerWait)
-			}
-		})
+		for _, level := range []string{"driver", "db"} {
+			t.Run(c.name+"/"+level, func(t *testing.T) {
+				s := allConsumers(t)
+				bad := new(atomic.Int32)
+				db := pfssql.OpenDB(retryConnector{bad: bad, pause: 2 * time.Millisecond}, pfssql.WithSchema(s))
+				defer db.Close()
+				var q rowQuerier = db
+				if level == "db" {
+					q = newDB(t, db)
+				}
+				ctx, th := instrument.StartThread(context.Background(), "thread/test/client", instrument.WithSchema(s))
+				defer th.End()
+				bad.Store(1)
+				c.run(t, ctx, q)
+				r := digestRow(t, s, c.text)
+				if r.CountStar != 1 || r.CountRetries != 1 {
+					t.Fatalf("COUNT_STAR %d, COUNT_RETRIES %d; want 1, 1", r.CountStar, r.CountRetries)
+				}
+				if r.SumDriverTime > r.SumTimerWait {
+					t.Errorf("retried %s: SUM_DRIVER_TIME %d > SUM_TIMER_WAIT %d: the statement ended at the failed attempt's end",
+						c.name, r.SumDriverTime, r.SumTimerWait)
+				}
+				if r.SumTimerWait < uint64(2*time.Millisecond/time.Nanosecond)*1000 {
+					t.Errorf("retried %s: SUM_TIMER_WAIT %d ps, less than the retry's pause inside it", c.name, r.SumTimerWait)
+				}
+				if r.SumDriverTime+r.SumPoolTime+r.SumFetchTime > r.SumTimerWait {
+					t.Errorf("retried %s: SUM_DRIVER_TIME %d + SUM_POOL_TIME %d + SUM_FETCH_TIME %d > SUM_TIMER_WAIT %d",
+						c.name, r.SumDriverTime, r.SumPoolTime, r.SumFetchTime, r.SumTimerWait)
+				}
+			})
+		}
 	}
 }
