@@ -50,10 +50,11 @@ func (r *run) fail(ctx context.Context, err error) {
 }
 
 // retried forgets the error of the attempt that failed with
-// driver.ErrBadConn, and counts the retry.
+// driver.ErrBadConn, and the end it reached in the stash (the statement
+// goes on in the retry and ends with it), and counts the retry.
 func (r *run) retried() {
 	r.retries++
-	r.errs, r.msg, r.cancelled = 0, "", false
+	r.errs, r.msg, r.cancelled, r.end = 0, "", false, 0
 }
 
 // finish ends the statement now.
@@ -111,7 +112,7 @@ func (c *config) settle(ctx context.Context, k kind, text string, r *run, o *op,
 // type assertion on the context it is given (opOf), and adds its time,
 // rows and errors to it instead of beginning a statement of its own.
 //
-// An opCtx is allocated per call (24 bytes) and never reused: database/sql
+// An opCtx is allocated per call (32 bytes) and never reused: database/sql
 // and drivers may keep it past the call (a Rows' awaitDone goroutine reads
 // its Err after Close has returned; a Tx keeps a context derived from it,
 // and so does the driver level's tx, for its COMMIT), but they use only
