@@ -349,6 +349,13 @@ var mutations = []mutation{
 			""}},
 	},
 	{
+		area: "pfssql", name: "retry-keeps-stash-end", pkgs: []string{"./instrument/pfssql/"},
+		desc: "a statement database/sql retries after driver.ErrBadConn keeps the end its failed attempt reached in the stash (it ends before its retry ran)",
+		edits: []edit{{"instrument/pfssql/run.go",
+			"r.errs, r.msg, r.cancelled, r.end = 0, \"\", false, 0",
+			"r.errs, r.msg, r.cancelled = 0, \"\", false"}},
+	},
+	{
 		area: "pfssql", name: "opctx-done-nil", pkgs: []string{"./instrument/pfssql/"},
 		desc: "the DB level's context answers Done with nil (a cancelled caller's statement runs on)",
 		edits: []edit{{"instrument/pfssql/run.go",
