@@ -73,9 +73,10 @@ const (
 // must hold eight bytes) as a big-endian 32-bit number, eight bytes at a
 // time in one word, reporting whether all eight were digits.
 //
-// With every byte below 0x80 (checked first), adding 0x80-lo to a byte
-// sets its top bit exactly when the byte is at least lo, and no sum
-// carries into the next byte (0x7f + 0x80-0x19 < 0x100); so a byte is in
+// With every byte below 0x80 (a word with any other byte is rejected
+// whatever the sums say), adding 0x80-lo to a byte sets its top bit
+// exactly when the byte is at least lo, and no sum carries into the next
+// byte (the largest, 0x7f + 0x80-'0', is below 0x100); so a byte is in
 // [lo, hi] when its top bit is set in x+(0x80-lo) and clear in
 // x+(0x80-hi-1). A digit's value is then its low nibble, plus 9 for a-f.
 func hex8(s string) (uint32, bool) {
