@@ -867,27 +867,28 @@ func TestStmtPreparedAgain(t *testing.T) {
 }
 
 // slowNextDriver's queries return three rows, each of whose Next takes
-// pause: time inside the driver, between the query's return and Close.
-type slowNextDriver struct{ pause time.Duration }
+// pause, and rows whose Close takes closing: time inside the driver,
+// after the query's return.
+type slowNextDriver struct{ pause, closing time.Duration }
 
 func (d slowNextDriver) Open(string) (driver.Conn, error) { return slowNextConn(d), nil }
 
-type slowNextConn struct{ pause time.Duration }
+type slowNextConn struct{ pause, closing time.Duration }
 
 func (c slowNextConn) Prepare(string) (driver.Stmt, error) { return nil, errors.New("no prepare") }
 func (c slowNextConn) Close() error                        { return nil }
 func (c slowNextConn) Begin() (driver.Tx, error)           { return nil, errors.New("no transactions") }
 func (c slowNextConn) QueryContext(context.Context, string, []driver.NamedValue) (driver.Rows, error) {
-	return &slowNextRows{pause: c.pause}, nil
+	return &slowNextRows{pause: c.pause, closing: c.closing}, nil
 }
 
 type slowNextRows struct {
-	pause time.Duration
-	n     int
+	pause, closing time.Duration
+	n              int
 }
 
 func (r *slowNextRows) Columns() []string { return []string{"id"} }
-func (r *slowNextRows) Close() error      { return nil }
+func (r *slowNextRows) Close() error      { time.Sleep(r.closing); return nil }
 func (r *slowNextRows) Next(dest []driver.Value) error {
 	if r.n == 3 {
 		return io.EOF
@@ -903,7 +904,7 @@ func (r *slowNextRows) Next(dest []driver.Value) error {
 func TestDriverTimeInNext(t *testing.T) {
 	const pause = 5 * time.Millisecond
 	s := newSchema(t)
-	db := openWrapped(t, slowNextDriver{pause}, "slow", pfssql.WithSchema(s))
+	db := openWrapped(t, slowNextDriver{pause: pause}, "slow", pfssql.WithSchema(s))
 	rows, err := db.QueryContext(threadCtx(t, s), "SELECT id FROM slow")
 	if err != nil {
 		t.Fatal(err)
@@ -919,5 +920,28 @@ func TestDriverTimeInNext(t *testing.T) {
 	if min := 3 * uint64(pause/time.Millisecond) * ms; r.SumDriverTime < min || r.SumDriverTime > r.SumTimerWait {
 		t.Errorf("SUM_DRIVER_TIME %.3f ms, want at least %v and at most SUM_TIMER_WAIT %.3f ms",
 			float64(r.SumDriverTime)/float64(ms), 3*pause, float64(r.SumTimerWait)/float64(ms))
+	}
+}
+
+// The driver's time inside the rows' Close counts in SUM_DRIVER_TIME (on
+// the cycle counter, the statement's clock read once after it), and not in
+// SUM_FETCH_TIME.
+func TestDriverTimeInClose(t *testing.T) {
+	const closing = 5 * time.Millisecond
+	s := newSchema(t)
+	db := openWrapped(t, slowNextDriver{closing: closing}, "slow", pfssql.WithSchema(s))
+	rows, err := db.QueryContext(threadCtx(t, s), "SELECT id FROM slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := digestRow(t, s, "SELECT id FROM slow")
+	if min := uint64(closing/time.Millisecond) * ms; r.SumDriverTime < min || r.SumDriverTime+r.SumFetchTime > r.SumTimerWait || r.SumFetchTime >= min {
+		t.Errorf("SUM_DRIVER_TIME %.3f ms, SUM_FETCH_TIME %.3f ms, SUM_TIMER_WAIT %.3f ms: want the driver's %v in DRIVER, not FETCH",
+			float64(r.SumDriverTime)/float64(ms), float64(r.SumFetchTime)/float64(ms), float64(r.SumTimerWait)/float64(ms), closing)
 	}
 }

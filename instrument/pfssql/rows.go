@@ -86,13 +86,28 @@ func (w *rows) Next(dest []driver.Value) error {
 // return to now is FetchTime but for the Next calls', which is DriverTime
 // as the Close call's is. Rows closed before their end while the query's
 // context is done were cut short by it: Cancelled.
+//
+// On the cycle counter (w.cycle) the Close call is timed as the Next calls
+// are, and the statement's clock is read once, after it: the call began
+// that long before, but not before the query returned.
 func (w *rows) Close() error {
 	r := w.r
-	t0 := r.st.Now()
-	err := w.rows.Close()
-	t1 := r.st.Now()
+	var t0, t1 uint64
+	var err error
 	if w.cycle {
+		c0 := hwclock.Cycles()
+		err = w.rows.Close()
+		closing := (hwclock.Cycles() - c0) * hwclock.Cycle.Factor()
+		t1 = r.st.Now()
+		t0 = t1
+		if t1 >= w.opened {
+			t0 = t1 - min(closing, t1-w.opened)
+		}
 		w.next *= hwclock.Cycle.Factor() // the raw cycles Next summed, in ps
+	} else {
+		t0 = r.st.Now()
+		err = w.rows.Close()
+		t1 = r.st.Now()
 	}
 	if t0 >= w.opened {
 		// The Next calls happened between the query's return and now, on

@@ -356,6 +356,13 @@ var mutations = []mutation{
 			"r.errs, r.msg, r.cancelled = 0, \"\", false"}},
 	},
 	{
+		area: "pfssql", name: "rows-close-untimed", pkgs: []string{"./instrument/pfssql/"},
+		desc: "the rows' Close on the cycle counter forgets its own duration: the driver's time in Close counts as the application's (FETCH)",
+		edits: []edit{{"instrument/pfssql/rows.go",
+			"\t\t\tt0 = t1 - min(closing, t1-w.opened)\n",
+			"\t\t\tt0 = t1 - min(closing, t1-w.opened)*0\n"}},
+	},
+	{
 		area: "pfssql", name: "opctx-done-nil", pkgs: []string{"./instrument/pfssql/"},
 		desc: "the DB level's context answers Done with nil (a cancelled caller's statement runs on)",
 		edits: []edit{{"instrument/pfssql/run.go",
