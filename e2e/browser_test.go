@@ -108,7 +108,7 @@ func TestBrowserTableView(t *testing.T) {
 	const rowsHead = `#tables th[data-col="ROWS"]`
 	for _, want := range []struct{ sort, arrow string }{{"descending", "▼"}, {"ascending", "▲"}} {
 		b.do("click on ROWS", chromedp.Click(chromedp.CSS(rowsHead)))
-		if got, arrow := b.attr(rowsHead, "aria-sort"), get(b, "arrow", chromedp.TextContent(chromedp.CSS(rowsHead+" .arrow"))); got != want.sort || arrow != want.arrow {
+		if got, arrow := b.sortState(rowsHead, want.sort); got != want.sort || arrow != want.arrow {
 			t.Errorf("index after a click on ROWS: aria-sort %q, arrow %q; want %q, %q", got, arrow, want.sort, want.arrow)
 		}
 		b.checkOrder("#tables", "ROWS", want.sort == "descending")
@@ -213,6 +213,25 @@ func (b *browser) load(step string, trigger chromedp.Action[chromedp.Void]) {
 func (b *browser) attr(sel, name string) string {
 	b.t.Helper()
 	return get(b, sel+" "+name, chromedp.AttributeValue(chromedp.CSS(sel), name)).Value
+}
+
+// sortState returns the aria-sort and the arrow of the column head sel
+// selects, read together in the page, once aria-sort is want or after 10
+// s: the click that sorts in the page may return before its handler has
+// run (a CI run read the old aria-sort and the new arrow).
+func (b *browser) sortState(sel, want string) (sort, arrow string) {
+	b.t.Helper()
+	js := fmt.Sprintf(`(() => { const th = document.querySelector(%q); const a = th.querySelector(".arrow");
+		return [th.getAttribute("aria-sort") || "", a ? a.textContent : ""]; })()`, sel)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		st := get(b, sel+" sort state", chromedp.Evaluate[[]string](js))
+		if len(st) != 2 {
+			b.t.Fatalf("%s sort state: %v", sel, st)
+		}
+		if st[0] == want || time.Now().After(deadline) {
+			return st[0], st[1]
+		}
+	}
 }
 
 // value returns the value of the input with that id.
