@@ -186,8 +186,9 @@ func r16stmt(s *pfscore.Schema, th *pfscore.Thread, schema, text string, d uint6
 
 // workload runs a bit of everything, with actors that have empty users or
 // hosts, two instances of one class, an ended thread, memory freed on
-// another thread, and more digests than the table holds.
-func r16workload(s *pfscore.Schema, round int) {
+// another thread, and more digests than the table holds. It returns a
+// function that destroys the instances and ends the threads it left alive.
+func r16workload(s *pfscore.Schema, round int) (done func()) {
 	cls := func(n string) *pfscore.Class { return s.MustRegister(n) }
 	m1 := s.NewSyncInstance(cls("wait/synch/mutex/app/cache"), "a.go:1")
 	m2 := s.NewSyncInstance(cls("wait/synch/mutex/app/cache"), "a.go:1")
@@ -228,6 +229,18 @@ func r16workload(s *pfscore.Schema, round int) {
 		w.EndWait(10)
 	}
 	ths[1].End()
+	// done ends what the workload left alive, for a caller that runs it in
+	// a loop: a full container makes the next round's New* return nil.
+	return func() {
+		m1.Destroy()
+		m2.Destroy()
+		so.Destroy()
+		for _, th := range ths {
+			if th != nil && th != ths[1] {
+				th.End()
+			}
+		}
+	}
 }
 
 // ---- claim 1: data types, coverage, attribute sets ----
@@ -591,7 +604,7 @@ func TestReview16Concurrent(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := 0; time.Now().Before(deadline); i++ {
-			r16workload(h.s, i%5)
+			r16workload(h.s, i%5)() // bounded: a fast machine runs many rounds
 		}
 	}()
 	wg.Add(1)
