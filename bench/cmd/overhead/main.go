@@ -64,6 +64,7 @@ func main() {
 type config struct {
 	rounds, requests, workers int
 	child, endpoint, profile  string
+	keepProfile               string
 	noSpans, defaults         bool
 }
 
@@ -76,6 +77,7 @@ func run(args []string, out io.Writer) error {
 	fs.StringVar(&c.child, "child", "", "internal: run as the raw or instrumented child")
 	fs.StringVar(&c.endpoint, "endpoint", "", "internal: the OTLP sink's address")
 	fs.StringVar(&c.profile, "cpuprofile", "", "internal: where the child writes its CPU profile")
+	fs.StringVar(&c.keepProfile, "profile", "", "also write the instrumented child's CPU profile to this file (for go tool pprof)")
 	fs.StringVar(analyze, "analyze", "", "only print the shares of this CPU profile (of BenchmarkDemoInstrumented, say)")
 	fs.BoolVar(callgrind, "callgrind", false, "count instructions per request under valgrind instead (noise-free; no pipeline)")
 	fs.BoolVar(&c.noSpans, "nospans", false, "export metrics only, no spans")
@@ -335,6 +337,15 @@ func parent(c config, out io.Writer) error {
 		(mean-1)*100, (lo-1)*100, (hi-1)*100, (median(ratios)-1)*100, countAbove(ratios, 1), len(ratios))
 	fmt.Fprintf(out, "added CPU per request: %.0f ns (95%% CI %.0f to %.0f ns)\n", dMean, dLo, dHi)
 	fmt.Fprintf(out, "pipeline exports received: %d metrics, %d traces\n", sink.Metrics.Load(), sink.Traces.Load())
+	if c.keepProfile != "" {
+		b, err := os.ReadFile(profPath)
+		if err == nil {
+			err = os.WriteFile(c.keepProfile, b, 0o644)
+		}
+		if err != nil {
+			return fmt.Errorf("-profile: %w", err)
+		}
+	}
 	return profileShares(out, profPath)
 }
 

@@ -2,7 +2,12 @@ package main
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/google/pprof/profile"
 )
 
 func TestMeanCI(t *testing.T) {
@@ -42,5 +47,29 @@ func TestOwner(t *testing.T) {
 	}
 	if p := packageOf("github.com/a/b.(*T).M"); p != "github.com/a/b" {
 		t.Errorf("packageOf = %q", p)
+	}
+}
+
+// TestKeepProfile: -profile writes the instrumented child's CPU profile,
+// one that go tool pprof (profile.Parse) reads.
+func TestKeepProfile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two children")
+	}
+	path := filepath.Join(t.TempDir(), "inst.pprof")
+	var out strings.Builder
+	// So few requests that the profile may have no sample: that error is
+	// not this test's, and comes after the profile is written.
+	err := parent(config{rounds: 2, requests: 20, workers: 1, keepProfile: path}, &out)
+	if err != nil && !strings.Contains(err.Error(), "no samples") {
+		t.Fatalf("parent: %v\n%s", err, out.String())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := profile.Parse(f); err != nil {
+		t.Fatalf("the kept profile: %v", err)
 	}
 }
