@@ -73,3 +73,21 @@ func TestKeepProfile(t *testing.T) {
 		t.Fatalf("the kept profile: %v", err)
 	}
 }
+
+// TestAA: with -aa both children are raw: the second child's profile has
+// no otelpfs samples and the pipeline receives nothing.
+func TestAA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two children")
+	}
+	dir := t.TempDir()
+	t.Setenv("REVIEW20_LOG_DIR", dir) // TestMain logs each child's commands
+	var out strings.Builder
+	err := parent(config{rounds: 2, requests: 20, workers: 1, aa: true}, &out)
+	if err != nil && !strings.Contains(err.Error(), "no samples") {
+		t.Fatalf("parent: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "A/A check") || !strings.Contains(out.String(), "exports received: 0 metrics, 0 traces") {
+		t.Errorf("the report does not say it is an A/A check, or the pipeline ran:\n%s", out.String())
+	}
+}
