@@ -301,6 +301,9 @@ func parent(c config, out io.Writer) error {
 	if c.defaults {
 		config = "the default instruments and consumers"
 	}
+	if c.aa {
+		config, what = "nothing instrumented on either side", "idle"
+	}
 	fmt.Fprintf(out, "overhead: %d rounds of %d requests per variant, %d workers; %s; pipeline (%s) every %s\n",
 		c.rounds, c.requests, c.workers, config, what, demoenv.ExportInterval)
 	// A warm-up round each, not measured: caches, pools, the JIT-free
