@@ -103,6 +103,9 @@ func run(args []string, out io.Writer) error {
 		return profileShares(out, *analyze)
 	}
 	if *callgrind {
+		if c.aa {
+			return errors.New("-aa is a check of the CPU-time harness; -callgrind counts instructions, which no noise moves")
+		}
 		return instructions(c, out)
 	}
 	return parent(c, out)
@@ -279,7 +282,7 @@ func parent(c config, out io.Writer) error {
 	defer raw.cmd.Wait()
 	second := "instrumented"
 	if c.aa {
-		second = "raw" // the A/A check: the same variant twice: the same variant twice
+		second = "raw" // the A/A check: the same variant twice
 	}
 	inst, err := start(c, second, sink.Addr, profPath)
 	if err != nil {
