@@ -511,7 +511,10 @@ func TestSummaryRowsConsistentConcurrentSafe(t *testing.T) {
 					begin = func(w *pfscore.WaitState) bool { return m.BeginWait(w, nil, pfscore.OpReadLock) }
 					destroy = m.Destroy
 				case 2:
-					path := fmt.Sprintf("/hxy/%d", n)
+					// A few names, reused: each is deleted below, and the
+					// names table keeps every name it has seen (on a fast
+					// machine, a new name a round would fill it).
+					path := fmt.Sprintf("/hxy/%d", n%64)
 					f := s.FileInstance(file, path, "monotone_test.go:22")
 					begin = func(w *pfscore.WaitState) bool { return f.BeginWait(w, th, pfscore.OpFileRead) }
 					destroy = func() { s.DeleteFile(path) }
