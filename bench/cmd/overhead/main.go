@@ -6,6 +6,7 @@
 //	cd bench && go run ./cmd/overhead [-rounds 20] [-requests 2000] [-workers 2] [-nospans] [-defaults]
 //	cd bench && go run ./cmd/overhead -callgrind [-rounds 2] [-requests 1000]
 //	cd bench && go run ./cmd/overhead -aa [-rounds 80]
+//	cd bench && go run ./cmd/overhead -cpu 0 [-rounds 80]
 //
 // The two variants run in two child processes, each warm and holding its
 // own database, and take turns: in each round both serve the same number
@@ -30,6 +31,13 @@
 // whose overhead should come out near zero, its confidence interval
 // covering it (on the 2-core machine of README's budget table, five runs
 // of 80 rounds gave means of -1.9% to +0.9%, each interval about +-3%).
+//
+// With -cpu N both children run on CPU N alone (each sees one CPU), taking
+// turns as before: a measure of what the instrumentation costs one core,
+// with the other core's traffic, and much of the noise, out of the way (on
+// the budget table's machine, a run's interval was about half as wide).
+// It is a tool for comparing two versions of the code, not the budget's
+// figure, which is measured on every core.
 //
 // With -callgrind it counts instructions per request instead, each variant
 // under valgrind (see instructions): a measure no other load on the
@@ -69,6 +77,8 @@ func main() {
 
 type config struct {
 	rounds, requests, workers int
+	pin                       bool // both children on CPU cpu
+	cpu                       int
 	child, endpoint, profile  string
 	keepProfile               string
 	noSpans, defaults, aa     bool
@@ -90,9 +100,11 @@ func run(args []string, out io.Writer) error {
 	fs.BoolVar(&c.aa, "aa", false, "A/A check: the instrumented child is a second raw one, so the report shows the harness's own noise")
 	fs.BoolVar(&c.defaults, "defaults", false, "instrument with the default (MySQL's) instruments and consumers, not every one")
 	fs.IntVar(topFuncs, "top", 15, "how many of the instrumentation's functions to list")
+	fs.IntVar(&c.cpu, "cpu", -1, "pin both children to this one CPU (a quieter comparison of one core's cost; Linux)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	c.pin = c.cpu >= 0
 	if c.rounds < 2 || c.requests < 1 || c.workers < 1 {
 		return errors.New("-rounds must be >= 2, -requests and -workers >= 1")
 	}
@@ -272,22 +284,37 @@ func parent(c config, out io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 	profPath := filepath.Join(dir, "instrumented.pprof")
-	// Both children run the profiler, so that its cost (SIGPROF on every
-	// thread, the profile's encoding) is on both sides; the raw one's
-	// profile is not read.
-	raw, err := start(c, "raw", "", filepath.Join(dir, "raw.pprof"))
-	if err != nil {
-		return err
-	}
-	defer raw.cmd.Wait()
 	second := "instrumented"
 	if c.aa {
 		second = "raw" // the A/A check: the same variant twice
 	}
-	inst, err := start(c, second, sink.Addr, profPath)
+	// Both children run the profiler, so that its cost (SIGPROF on every
+	// thread, the profile's encoding) is on both sides; the raw one's
+	// profile is not read.
+	var raw, inst *proc
+	startBoth := func() error {
+		var err error
+		if raw, err = start(c, "raw", "", filepath.Join(dir, "raw.pprof")); err != nil {
+			return err
+		}
+		if inst, err = start(c, second, sink.Addr, profPath); err != nil {
+			raw.in.Close() // the raw child sees its input end, and exits
+			raw.cmd.Wait()
+			return err
+		}
+		return nil
+	}
+	if !c.pin {
+		err = startBoth()
+	} else {
+		done := make(chan error)
+		go func() { done <- startPinned(c.cpu, startBoth) }()
+		err = <-done
+	}
 	if err != nil {
 		return err
 	}
+	defer raw.cmd.Wait()
 	if c.aa {
 		inst.name = "second raw"
 		fmt.Fprintln(out, "A/A check (-aa): both children are raw; the \"instrumented\" figures below are the second raw child's")
@@ -306,6 +333,20 @@ func parent(c config, out io.Writer) error {
 	}
 	if c.aa {
 		config, what = "nothing instrumented on either side", "idle"
+	}
+	if c.pin {
+		// Both children must have inherited the mask: else the report
+		// would say pinned of an unpinned measurement.
+		for _, p := range []*proc{raw, inst} {
+			got, err := allowedCPUs(p.cmd.Process.Pid)
+			if err != nil {
+				return err
+			}
+			if got != strconv.Itoa(c.cpu) {
+				return fmt.Errorf("-cpu %d: the %s child may run on CPUs %s", c.cpu, p.name, got)
+			}
+		}
+		fmt.Fprintf(out, "both children pinned to CPU %d (each sees one CPU, and they take turns)\n", c.cpu)
 	}
 	fmt.Fprintf(out, "overhead: %d rounds of %d requests per variant, %d workers; %s; pipeline (%s) every %s\n",
 		c.rounds, c.requests, c.workers, config, what, demoenv.ExportInterval)
