@@ -32,12 +32,13 @@
 // covering it (on the 2-core machine of README's budget table, five runs
 // of 80 rounds gave means of -1.9% to +0.9%, each interval about +-3%).
 //
-// With -cpu N both children run on CPU N alone (each sees one CPU), taking
-// turns as before: a measure of what the instrumentation costs one core,
-// with the other core's traffic, and much of the noise, out of the way (on
-// the budget table's machine, a run's interval was about half as wide).
-// It is a tool for comparing two versions of the code, not the budget's
-// figure, which is measured on every core.
+// With -cpu N both children run on CPU N (each sees one CPU; the parent is
+// not pinned), taking turns as before: a measure of what the
+// instrumentation costs one core, with the other core's traffic, and much
+// of the noise, out of the way (on the budget table's machine, a run's
+// interval was about half as wide). It is a tool for comparing two
+// versions of the code, not the budget's figure, which is measured on
+// every core.
 //
 // With -callgrind it counts instructions per request instead, each variant
 // under valgrind (see instructions): a measure no other load on the
@@ -104,6 +105,9 @@ func run(args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if c.cpu < -1 {
+		return fmt.Errorf("-cpu %d: a CPU number, or -1 for none", c.cpu)
+	}
 	c.pin = c.cpu >= 0
 	if c.rounds < 2 || c.requests < 1 || c.workers < 1 {
 		return errors.New("-rounds must be >= 2, -requests and -workers >= 1")
@@ -117,6 +121,9 @@ func run(args []string, out io.Writer) error {
 	if *callgrind {
 		if c.aa {
 			return errors.New("-aa is a check of the CPU-time harness; -callgrind counts instructions, which no noise moves")
+		}
+		if c.pin {
+			return errors.New("-cpu pins the CPU-time harness's children; -callgrind runs one thread at a time anyway")
 		}
 		return instructions(c, out)
 	}
@@ -258,6 +265,15 @@ func start(c config, variant, endpoint, profile string) (*proc, error) {
 		"-workers", strconv.Itoa(c.workers), "-nospans="+strconv.FormatBool(c.noSpans),
 		"-defaults="+strconv.FormatBool(c.defaults))
 	cmd.Stderr = os.Stderr
+	if c.pin {
+		// A GOMAXPROCS from the environment would give the child more
+		// Ps than its one CPU.
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "GOMAXPROCS=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

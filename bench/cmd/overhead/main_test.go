@@ -89,25 +89,3 @@ func TestAA(t *testing.T) {
 		t.Errorf("the report does not say it is an A/A check, or the pipeline ran:\n%s", out.String())
 	}
 }
-
-// TestPinned: with -cpu both children inherit the one-CPU mask (parent
-// checks their /proc status before it says so), and a CPU the machine does
-// not have is an error, not an unpinned run.
-func TestPinned(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts two children")
-	}
-	var out strings.Builder
-	err := parent(config{rounds: 2, requests: 20, workers: 1, pin: true, cpu: 0}, &out)
-	if err != nil && !strings.Contains(err.Error(), "no samples") {
-		t.Fatalf("parent: %v\n%s", err, out.String())
-	}
-	if !strings.Contains(out.String(), "both children pinned to CPU 0") {
-		t.Errorf("the report does not say the children were pinned:\n%s", out.String())
-	}
-	out.Reset()
-	err = parent(config{rounds: 2, requests: 20, workers: 1, pin: true, cpu: 1 << 20}, &out)
-	if err == nil || !strings.Contains(err.Error(), "-cpu") {
-		t.Errorf("-cpu %d: err %v, want the pinning's error\n%s", 1<<20, err, out.String())
-	}
-}
