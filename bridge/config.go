@@ -10,12 +10,13 @@ type config struct {
 	topDigests int
 	start      time.Time
 	filter     func(table string) bool
+	tables     bool // WithTables set filter: views opt no table in
 	now        func() time.Time
 	views      *viewState // WithViews (views.go)
 }
 
 func newConfig(opts []Option) config {
-	c := config{topDigests: DefaultTopDigests, filter: exported, now: time.Now}
+	c := config{topDigests: DefaultTopDigests, filter: DefaultTables, now: time.Now}
 	for _, o := range opts {
 		c = o.apply(c)
 	}
@@ -55,12 +56,13 @@ func WithStartTime(t time.Time) Option {
 
 // WithTables sets which tables of the catalog the producer exports (of
 // those that have a measure column); keep reports whether to export a
-// table. By default, every table whose name contains "_summary_", and
-// accounts, users, hosts and global_status.
+// table. By default, DefaultTables, and the tables of AllTables that a
+// view opts in (see doc.go, # Cardinality); with WithTables, keep alone
+// decides. WithTables(AllTables) exports every summary.
 func WithTables(keep func(table string) bool) Option {
 	return optionFunc(func(c config) config {
 		if keep != nil {
-			c.filter = keep
+			c.filter, c.tables = keep, true
 		}
 		return c
 	})

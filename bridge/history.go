@@ -249,6 +249,7 @@ func (h *History) Read() ([]Span, error) {
 		h.order = append(h.order, n.key)
 	}
 	out := h.assemble(inProgress, unread, roots)
+	validSpans(out) // utf8.go
 	h.evict()
 	h.pending.Store(int64(len(h.pool)))
 	h.spans.Add(uint64(len(out)))

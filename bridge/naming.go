@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/otelpfs/otelpfs/pfscore"
@@ -12,15 +13,39 @@ import (
 // results): a table is a family and a variant, a measure column is a
 // metric of that family, a dimension column an attribute.
 
-// exported reports whether the bridge exports table name by default: the
+// AllTables reports whether table name is one the bridge can export: the
 // summaries (every table whose name contains "_summary_", memory's
-// included), the actor tables and global_status.
-func exported(name string) bool {
+// included), the actor tables accounts, users and hosts, and
+// global_status. WithTables(AllTables) exports every one of them.
+func AllTables(name string) bool {
 	switch name {
 	case "global_status", "accounts", "users", "hosts":
 		return true
 	}
 	return strings.Contains(name, "_summary_")
+}
+
+// DefaultTables reports whether the bridge exports table name by default:
+// the summaries by event name at the global level, the statement digests
+// (top N) and global_status. The same events by thread, account, user,
+// host and instance, and the actor tables, are opt-in (WithTables, or a
+// view on their metrics: see doc.go, # Cardinality): their series grow
+// with a service's threads, users, clients and objects, and a fleet's
+// backend pays for every one.
+func DefaultTables(name string) bool {
+	switch name {
+	case "events_waits_summary_global_by_event_name",
+		"events_stages_summary_global_by_event_name",
+		"events_statements_summary_global_by_event_name",
+		"events_transactions_summary_global_by_event_name",
+		"events_statements_summary_by_digest",
+		"file_summary_by_event_name",
+		"socket_summary_by_event_name",
+		"memory_summary_global_by_event_name",
+		"global_status":
+		return true
+	}
+	return false
 }
 
 // familyOf splits a table name into its family and variant:
@@ -181,6 +206,7 @@ type measure struct {
 	desc string
 	kind kind
 	role pfscore.Role
+	opt  bool // of a table a view opted in (viewState.optsIn)
 }
 
 // A tablePlan is how one table becomes metrics, made once from the
@@ -255,4 +281,15 @@ func planTable(ti pfscore.TableInfo) (*tablePlan, error) {
 		tp.digest = false // nothing to rank by: exported whole
 	}
 	return tp, nil
+}
+
+// dropQuantiles leaves out a table's quantile gauges (QUANTILE_95, ...):
+// a table that exports its histogram carries them, with more resolution
+// and in a form a backend can aggregate (histogram_quantile over any
+// set of series), where a quantile gauge can be neither summed nor
+// averaged.
+func (tp *tablePlan) dropQuantiles() {
+	tp.measures = slices.DeleteFunc(tp.measures, func(m measure) bool {
+		return strings.HasPrefix(tp.columns[m.col].Name, "QUANTILE_")
+	})
 }

@@ -105,16 +105,26 @@ func NewProducer(t pfscore.Tables, opts ...Option) (*Producer, error) {
 	p := &Producer{tables: t, cfg: cfg, seed: maphash.MakeSeed(), series: map[uint64][]*series{},
 		scope: instrumentation.Scope{Name: ScopeName}}
 	names := map[string]string{}
+	var classes []string // for views that opt tables in: read once, if needed
+	if !cfg.tables && cfg.views != nil && len(cfg.views.views) > 0 {
+		classes = classNames(t)
+	}
 	for _, ti := range cat {
-		if !cfg.filter(ti.Name) {
+		opt := !cfg.tables && !cfg.filter(ti.Name) && AllTables(ti.Name) // opted in by a view, or not at all
+		if !cfg.filter(ti.Name) && !opt {
 			continue
 		}
 		tp, err := planTable(ti)
 		if err != nil {
 			return nil, err
 		}
-		if tp == nil {
+		if tp == nil || opt && !cfg.views.optsIn(tp, classes) { // views.go
 			continue
+		}
+		if opt {
+			for j := range tp.measures {
+				tp.measures[j].opt = true
+			}
 		}
 		for _, m := range tp.measures {
 			if prev, dup := names[m.name]; dup {
@@ -124,6 +134,9 @@ func NewProducer(t pfscore.Tables, opts ...Option) (*Producer, error) {
 		}
 		if tp.hist, err = newDigestHist(t, tp, cfg.views); err != nil { // histograms.go
 			return nil, err
+		}
+		if tp.hist != nil {
+			tp.dropQuantiles() // the histogram carries them
 		}
 		p.plans = append(p.plans, tp)
 	}
@@ -445,7 +458,7 @@ func (p *Producer) row(pi int, tp *tablePlan, row pfscore.RowView) *series {
 	for i, v := range vals {
 		switch x := v.(type) {
 		case string:
-			kvs = append(kvs, tp.keys[i].String(x))
+			kvs = append(kvs, tp.keys[i].String(validString(x))) // utf8.go
 		case uint64:
 			kvs = append(kvs, tp.keys[i].Int64(clampInt(x)))
 		case int64:

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/otelpfs/otelpfs/bridge"
 	"github.com/otelpfs/otelpfs/pfscore"
@@ -31,6 +33,10 @@ func newHarness(t *testing.T, schemaOpts []pfscore.Option, opts ...bridge.Option
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every table the bridge can export, unless the test says otherwise:
+	// the tests of the naming, the sums and the views read tables the
+	// default export leaves out (TestDefaultExportIsBounded tests that).
+	opts = append([]bridge.Option{bridge.WithTables(bridge.AllTables)}, opts...)
 	p, err := bridge.NewProducer(s, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -478,12 +484,16 @@ func TestDigestsTopN(t *testing.T) {
 	if below < len(topRows)-top {
 		t.Errorf("top-N is not by SUM_TIMER_WAIT: %d rows below the least exported", below)
 	}
-	// The overflow series has MIN and MAX, no quantiles.
+	// The overflow series has MIN and MAX. No series has a quantile gauge:
+	// the histogram carries the quantiles.
 	gaugePoint[float64](t, ms["pfs.events_statements.by_digest.time.max"], "db.query.summary", bridge.Overflow)
-	for _, p := range ms["pfs.events_statements.by_digest.time.p95"].Data.(metricdata.Gauge[float64]).DataPoints {
-		if attrString(p.Attributes, "db.query.summary") == bridge.Overflow {
-			t.Error("the overflow series has a quantile")
+	for _, q := range []string{"p95", "p99", "p999"} {
+		if _, ok := ms["pfs.events_statements.by_digest.time."+q]; ok {
+			t.Errorf("a quantile gauge %s beside the histogram", q)
 		}
+	}
+	if _, ok := ms["pfs.events_statements.by_digest.duration"]; !ok {
+		t.Error("no digest histogram")
 	}
 	if _, ok := ms["pfs.events_statements.by_digest.rows_sent"]; !ok {
 		t.Error("no rows_sent")
@@ -588,4 +598,139 @@ func TestEveryTableNamed(t *testing.T) {
 			t.Errorf("%s has no unit", name)
 		}
 	}
+}
+
+// eachAttribute calls f with every attribute of every point of ms.
+func eachAttribute(ms map[string]metricdata.Metrics, f func(metric string, kv attribute.KeyValue)) {
+	for name, m := range ms {
+		var sets []attribute.Set
+		switch d := m.Data.(type) {
+		case metricdata.Sum[int64]:
+			for _, p := range d.DataPoints {
+				sets = append(sets, p.Attributes)
+			}
+		case metricdata.Sum[float64]:
+			for _, p := range d.DataPoints {
+				sets = append(sets, p.Attributes)
+			}
+		case metricdata.Gauge[int64]:
+			for _, p := range d.DataPoints {
+				sets = append(sets, p.Attributes)
+			}
+		case metricdata.Gauge[float64]:
+			for _, p := range d.DataPoints {
+				sets = append(sets, p.Attributes)
+			}
+		case metricdata.Histogram[float64]:
+			for _, p := range d.DataPoints {
+				sets = append(sets, p.Attributes)
+			}
+		}
+		for _, set := range sets {
+			for _, kv := range set.ToSlice() {
+				f(name, kv)
+			}
+		}
+	}
+}
+
+// busySchema records waits of a file and a mutex on two threads of two
+// users, and SQL statements, so that every family of tables has rows.
+func busySchema(t *testing.T, s *pfscore.Schema, file, user string) {
+	t.Helper()
+	m := s.NewSyncInstance(s.MustRegister("wait/synch/mutex/app/cache"), "cache.go:1")
+	f := s.FileInstance(s.MustRegister("wait/io/file/app/log"), file, "log.go:10")
+	worker := s.MustRegister("thread/app/worker")
+	for _, u := range []string{user, "bob"} {
+		th := s.NewThread(worker, pfscore.ThreadOptions{User: u, Host: "h1"})
+		wait(m, th)
+		var w pfscore.WaitState
+		if f.BeginWait(&w, th, pfscore.OpFileWrite) {
+			w.EndWait(100)
+		}
+		st := s.StartSQL(th, pfscore.StatementInfo{Text: "SELECT a FROM t WHERE id = 1", Schema: "shop"})
+		st.End(pfscore.StatementResult{RowsSent: 1})
+		t.Cleanup(th.End)
+	}
+}
+
+// TestDefaultExportNamesNoThreadUserOrObject: by default the producer
+// exports the global summaries, the digests and global_status, and no
+// series carries an attribute that grows with a service's threads, users,
+// hosts, clients or objects; a view on a table's metrics opts that table
+// in.
+func TestDefaultExportNamesNoThreadUserOrObject(t *testing.T) {
+	s, err := pfscore.New(pfscore.WithoutEnvironment())
+	if err != nil {
+		t.Fatal(err)
+	}
+	busySchema(t, s, "/srv/app.log", "alice")
+	p, err := bridge.NewProducer(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range p.Tables() {
+		if !bridge.DefaultTables(table) {
+			t.Errorf("table %s exported by default", table)
+		}
+	}
+	ms := produceAll(t, p)
+	for _, want := range []string{"pfs.events_waits.count", "pfs.events_statements.by_digest.duration", "pfs.file.write.bytes"} {
+		if _, ok := ms[want]; !ok {
+			t.Errorf("no %s by default", want)
+		}
+	}
+	eachAttribute(ms, func(metric string, kv attribute.KeyValue) {
+		switch kv.Key {
+		case "thread.id", "pfs.user", "pfs.host", "pfs.object_instance", "file.path", "pfs.port", "pfs.ip":
+			t.Errorf("%s: attribute %s by default", metric, kv.Key)
+		}
+	})
+
+	// A view on the by_user waits' metrics opts that table in, and only it.
+	p, err = bridge.NewProducer(s, bridge.WithViews(sdkmetric.NewView(
+		sdkmetric.Instrument{Name: "pfs.events_waits.by_user.*"}, sdkmetric.Stream{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Tables(); !slices.Contains(got, "events_waits_summary_by_user_by_event_name") ||
+		slices.Contains(got, "events_waits_summary_by_thread_by_event_name") {
+		t.Errorf("with a view on pfs.events_waits.by_user.*: %v", got)
+	}
+	ms = produceAll(t, p)
+	sumPoint[int64](t, ms["pfs.events_waits.by_user.count"], "pfs.user", "alice")
+}
+
+// TestInvalidUTF8LeavesAsReplacement: a name that is not UTF-8 (a file
+// named in Latin-1, a user from a request header) is exported with U+FFFD
+// in place of its invalid bytes, and every other series is exported too:
+// OTLP's strings must be UTF-8, and one bad value must not fail an export.
+func TestInvalidUTF8LeavesAsReplacement(t *testing.T) {
+	h := newHarness(t, nil)
+	busySchema(t, h.s, "/srv/caf\xe9.log", "\xffroot")
+	ms := h.collect()
+	eachAttribute(ms, func(metric string, kv attribute.KeyValue) {
+		if kv.Value.Type() == attribute.STRING && !utf8.ValidString(kv.Value.AsString()) {
+			t.Errorf("%s: %s=%q is not UTF-8", metric, kv.Key, kv.Value.AsString())
+		}
+	})
+	sumPoint[int64](t, ms["pfs.file.by_instance.write.count"], "file.path", "/srv/caf\uFFFD.log")
+	sumPoint[int64](t, ms["pfs.events_waits.by_user.count"], "pfs.user", "\uFFFDroot")
+	sumPoint[int64](t, ms["pfs.events_waits.by_user.count"], "pfs.user", "bob")
+}
+
+// produceAll returns one collection of p's metrics by name.
+func produceAll(t *testing.T, p *bridge.Producer) map[string]metricdata.Metrics {
+	t.Helper()
+	sms, err := p.Produce(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]metricdata.Metrics{}
+	for _, sm := range sms {
+		for _, m := range sm.Metrics {
+			out[m.Name] = m
+		}
+	}
+	return out
 }

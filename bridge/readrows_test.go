@@ -30,7 +30,7 @@ func TestProducerReadRowsAsQuery(t *testing.T) {
 	}
 	// The engine's and the Go runtime's memory rows change with every
 	// read, and so would differ between the two producers' reads.
-	keep := func(table string) bool { return !strings.HasPrefix(table, "memory_") && exported(table) }
+	keep := func(table string) bool { return !strings.HasPrefix(table, "memory_") && AllTables(table) }
 	type side struct {
 		p *Producer
 		r *sdkmetric.ManualReader

@@ -54,8 +54,9 @@ func (a setupAction) flags() (enabled, timed bool) {
 //     set a filter, a key is kept if any of them keeps it; with none, every
 //     key is kept.
 type resolution struct {
-	drop   bool        // the views that set an aggregation all drop
-	action setupAction // what they make of setup_instruments
+	matched bool        // some view matched
+	drop    bool        // the views that set an aggregation all drop
+	action  setupAction // what they make of setup_instruments
 	// keep is the union of the filters, or nil: every key.
 	keep attribute.Filter
 	// hist is the first histogram aggregation of the matching streams
@@ -80,6 +81,7 @@ func resolve(views []sdkmetric.View, inst sdkmetric.Instrument) resolution {
 		if !ok {
 			continue
 		}
+		r.matched = true
 		a, hist, drop := classify(st.Aggregation)
 		if drop {
 			drops++
@@ -97,7 +99,7 @@ func resolve(views []sdkmetric.View, inst sdkmetric.Instrument) resolution {
 		}
 	}
 	if drops > 0 && keeps == 0 {
-		return resolution{drop: true, action: setupOff}
+		return resolution{matched: true, drop: true, action: setupOff}
 	}
 	switch len(filters) {
 	case 0:
@@ -512,8 +514,9 @@ var (
 // An attrsKey is a series' attributes under one metric's attribute
 // filter: metric is "" for every metric without one.
 type attrsKey struct {
-	metric string
-	set    attribute.Distinct
+	metric      string
+	opt, viewed bool // attrsOf's opt and metric
+	set         attribute.Distinct
 }
 
 // attrsEntry is what attrsOf said of an attrsKey, and the collection that
@@ -528,8 +531,8 @@ type attrsEntry struct {
 // attribute set from one collection to the next, and filtering it again
 // would make a new set each time. mkey is the metric's name if keep is
 // not nil, else "".
-func (vs *viewState) attrs(set attribute.Set, keep attribute.Filter, mkey string) (attribute.Set, bool) {
-	k := attrsKey{mkey, set.Equivalent()}
+func (vs *viewState) attrs(set attribute.Set, keep attribute.Filter, mkey string, opt, viewed bool) (attribute.Set, bool) {
+	k := attrsKey{mkey, opt, viewed, set.Equivalent()}
 	if e, hit := vs.cache[k]; hit {
 		if e.gen != vs.gen {
 			e.gen = vs.gen
@@ -537,7 +540,7 @@ func (vs *viewState) attrs(set attribute.Set, keep attribute.Filter, mkey string
 		}
 		return e.set, e.ok
 	}
-	out, ok := vs.attrsOf(set, keep)
+	out, ok := vs.attrsOf(set, keep, opt, viewed)
 	vs.cache[k] = &attrsEntry{set: out, ok: ok, gen: vs.gen}
 	vs.used++
 	return out, ok
@@ -545,7 +548,11 @@ func (vs *viewState) attrs(set attribute.Set, keep attribute.Filter, mkey string
 
 // attrsOf returns the attributes a series keeps under the views (keep of
 // its metric, and its class's), and false if the views drop it.
-func (vs *viewState) attrsOf(set attribute.Set, keep attribute.Filter) (attribute.Set, bool) {
+//
+// A series of a table a view opted in (opt: see optsIn) is kept only if a
+// view on its metric matched (metric), or its class's views keep some of
+// its attributes: the classes no view names stay in the global summary.
+func (vs *viewState) attrsOf(set attribute.Set, keep attribute.Filter, opt, metric bool) (attribute.Set, bool) {
 	v, has := set.Value(eventNameKey)
 	var ckeep attribute.Filter
 	if has {
@@ -554,6 +561,9 @@ func (vs *viewState) attrsOf(set attribute.Set, keep attribute.Filter) (attribut
 			return set, false
 		}
 		ckeep = r.keep
+	}
+	if opt && !metric && ckeep == nil {
+		return set, false
 	}
 	if ckeep == nil && keep == nil {
 		return set, true
@@ -628,6 +638,7 @@ func (vs *viewState) export(out []metricdata.Metrics, fresh time.Time) []metricd
 		}
 		meas := vs.measures[m.Name]
 		rule := ruleOf(meas)
+		opt := meas != nil && meas.opt
 		mkey := ""
 		if mr.keep != nil {
 			mkey = m.Name
@@ -635,31 +646,31 @@ func (vs *viewState) export(out []metricdata.Metrics, fresh time.Time) []metricd
 		var n int
 		switch d := m.Data.(type) {
 		case metricdata.Sum[int64]:
-			d.DataPoints = viewPoints(vs, d.DataPoints, mr.keep, mkey, rule)
+			d.DataPoints = viewPoints(vs, d.DataPoints, mr.keep, mkey, opt, mr.matched, rule)
 			if d.IsMonotonic && mr.keep != nil {
 				keepMonotonic(vs, m.Name, d.DataPoints, fresh)
 			}
 			n, m.Data = len(d.DataPoints), d
 		case metricdata.Sum[float64]:
-			d.DataPoints = viewPoints(vs, d.DataPoints, mr.keep, mkey, rule)
+			d.DataPoints = viewPoints(vs, d.DataPoints, mr.keep, mkey, opt, mr.matched, rule)
 			if d.IsMonotonic && mr.keep != nil {
 				keepMonotonic(vs, m.Name, d.DataPoints, fresh)
 			}
 			n, m.Data = len(d.DataPoints), d
 		case metricdata.Gauge[int64]:
-			d.DataPoints = viewPoints(vs, d.DataPoints, mr.keep, mkey, rule)
+			d.DataPoints = viewPoints(vs, d.DataPoints, mr.keep, mkey, opt, mr.matched, rule)
 			n, m.Data = len(d.DataPoints), d
 		case metricdata.Gauge[float64]:
-			d.DataPoints = viewPoints(vs, d.DataPoints, mr.keep, mkey, rule)
+			d.DataPoints = viewPoints(vs, d.DataPoints, mr.keep, mkey, opt, mr.matched, rule)
 			n, m.Data = len(d.DataPoints), d
 		case metricdata.Histogram[int64]:
-			d.DataPoints = viewHistogram(vs, d.DataPoints, mr.keep, mkey)
+			d.DataPoints = viewHistogram(vs, d.DataPoints, mr.keep, mkey, opt, mr.matched)
 			if mr.keep != nil {
 				keepMonotonicHist(vs, m.Name, d.DataPoints, fresh)
 			}
 			n, m.Data = len(d.DataPoints), d
 		case metricdata.Histogram[float64]:
-			d.DataPoints = viewHistogram(vs, d.DataPoints, mr.keep, mkey)
+			d.DataPoints = viewHistogram(vs, d.DataPoints, mr.keep, mkey, opt, mr.matched)
 			if mr.keep != nil {
 				keepMonotonicHist(vs, m.Name, d.DataPoints, fresh)
 			}
@@ -677,12 +688,12 @@ func (vs *viewState) export(out []metricdata.Metrics, fresh time.Time) []metricd
 
 // viewPoints applies the views to one metric's points, in place: drops,
 // filters and merges.
-func viewPoints[N int64 | float64](vs *viewState, pts []metricdata.DataPoint[N], keep attribute.Filter, mkey string, rule mergeRule) []metricdata.DataPoint[N] {
+func viewPoints[N int64 | float64](vs *viewState, pts []metricdata.DataPoint[N], keep attribute.Filter, mkey string, opt, viewed bool, rule mergeRule) []metricdata.DataPoint[N] {
 	out := pts[:0]
 	var merged map[int]bool              // the points that merged several series
 	var index map[attribute.Distinct]int // made at the first filtered series
 	for _, dp := range pts {
-		attrs, ok := vs.attrs(dp.Attributes, keep, mkey)
+		attrs, ok := vs.attrs(dp.Attributes, keep, mkey, opt, viewed)
 		if !ok {
 			continue
 		}
@@ -731,8 +742,8 @@ type sumKey struct {
 // value (exactly, as the metric's own type: an int64 sum past 2^53 would
 // lose drops in a float64), or a histogram's last bucket counts.
 type sumState struct {
-	lastI   int64
-	lastF   float64
+	lastI   int64   // a sum's last value; a histogram's Count
+	lastF   float64 // a sum's last value; a histogram's Sum
 	buckets []uint64
 	start   time.Time
 	gen     uint64 // the last collection that saw it
@@ -762,12 +773,17 @@ func keepMonotonic[N int64 | float64](vs *viewState, metric string, pts []metric
 }
 
 // keepMonotonicHist is keepMonotonic for histograms: a series restarts
-// when any of its bucket counts went down.
+// when its Count, its Sum or any of its bucket counts went down. The Sum
+// may go down with every bucket holding: a member that leaves and one
+// that joins in the same collection can leave the buckets at least as
+// full and the sum of the waits smaller.
 func keepMonotonicHist[N int64 | float64](vs *viewState, metric string, pts []metricdata.HistogramDataPoint[N], fresh time.Time) {
 	for i := range pts {
 		p := &pts[i]
 		st, seen := vs.sumState(metric, p.Attributes, p.StartTime)
-		down := seen && len(st.buckets) != len(p.BucketCounts)
+		sum := float64(p.Sum)
+		down := seen && (len(st.buckets) != len(p.BucketCounts) || sum < st.lastF || int64(p.Count) < st.lastI)
+		st.lastF, st.lastI = sum, int64(p.Count)
 		for k := range st.buckets {
 			if !down && p.BucketCounts[k] < st.buckets[k] {
 				down = true
@@ -827,11 +843,11 @@ func mergePoint[N int64 | float64](p *metricdata.DataPoint[N], dp metricdata.Dat
 // viewHistogram is viewPoints for histograms: series with the same
 // buckets add up (a series whose buckets differ from those it would merge
 // into is left out).
-func viewHistogram[N int64 | float64](vs *viewState, pts []metricdata.HistogramDataPoint[N], keep attribute.Filter, mkey string) []metricdata.HistogramDataPoint[N] {
+func viewHistogram[N int64 | float64](vs *viewState, pts []metricdata.HistogramDataPoint[N], keep attribute.Filter, mkey string, opt, viewed bool) []metricdata.HistogramDataPoint[N] {
 	out := pts[:0]
 	index := map[attribute.Distinct]int{}
 	for _, dp := range pts {
-		attrs, ok := vs.attrs(dp.Attributes, keep, mkey)
+		attrs, ok := vs.attrs(dp.Attributes, keep, mkey, opt, viewed)
 		if !ok {
 			continue
 		}
@@ -868,5 +884,55 @@ func viewHistogram[N int64 | float64](vs *viewState, pts []metricdata.HistogramD
 		p.Exemplars = append(p.Exemplars, dp.Exemplars...)
 	}
 	clear(pts[len(out):])
+	return out
+}
+
+// optsIn reports whether a view opts table tp, which DefaultTables leaves
+// out, into the export: a view that matches one of its metrics by name
+// (pfs.events_waits.by_thread.count, or pfs.events_waits.by_thread.*) and
+// does not drop it, or a view on a class registered now (classes) whose
+// attribute keys keep one of the table's dimensions other than
+// pfs.event_name (pfs.user for *_by_user_*, thread.id for *_by_thread_*).
+// In such a table, only the series of the classes and metrics a view
+// matched are exported (see attrsOf).
+func (vs *viewState) optsIn(tp *tablePlan, classes []string) bool {
+	if vs == nil || len(vs.views) == 0 {
+		return false
+	}
+	for _, m := range tp.measures {
+		inst := sdkmetric.Instrument{Name: m.name, Unit: m.unit, Scope: instrumentation.Scope{Name: ScopeName}}
+		if r := resolve(vs.views, inst); r.matched && !r.drop {
+			return true
+		}
+	}
+	var dims []attribute.KeyValue
+	for _, k := range tp.keys {
+		if k != eventNameKey {
+			dims = append(dims, k.String(""))
+		}
+	}
+	for _, name := range classes {
+		r := resolve(vs.views, ClassInstrument(name))
+		if r.drop || r.keep == nil {
+			continue
+		}
+		if slices.ContainsFunc(dims, r.keep) {
+			return true
+		}
+	}
+	return false
+}
+
+// classNames returns the names of the classes t has registered, for
+// optsIn; none if setup_instruments cannot be read.
+func classNames(t pfscore.Tables) []string {
+	rows, err := readInstruments(t)
+	if err != nil {
+		return nil
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.name
+	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/otelpfs/otelpfs/pfscore"
 	"go.opentelemetry.io/otel/attribute"
@@ -379,7 +380,7 @@ func TestProducerViews(t *testing.T) {
 		dropView("pfs.global_status.*"),
 		view("pfs.events_waits.by_user.count", sdkmetric.Stream{AttributeFilter: attribute.NewDenyKeysFilter("pfs.user")}),
 	}
-	p, err := NewProducer(s, WithViews(views[:2]...), WithViews(views[2:]...))
+	p, err := NewProducer(s, WithTables(AllTables), WithViews(views[:2]...), WithViews(views[2:]...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -677,5 +678,37 @@ func TestViewsMergeDigests(t *testing.T) {
 		if len(g.DataPoints) != 1 || math.Abs(g.DataPoints[0].Value-v) > 1e-12 {
 			t.Errorf("%s: %+v, want %g", name, g.DataPoints, v)
 		}
+	}
+}
+
+// TestMergedHistogramRestartsWhenSumGoesDown: a merged histogram series
+// whose Sum (or Count) went down restarts at the previous collection, even
+// when no bucket count went down: a cumulative histogram's Sum never
+// decreases under one StartTime.
+func TestMergedHistogramRestartsWhenSumGoesDown(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	fresh := t0.Add(time.Minute)
+	attrs := attribute.NewSet(attribute.String("db.namespace", "app"))
+	point := func(sum float64, count uint64, buckets ...uint64) []metricdata.HistogramDataPoint[float64] {
+		return []metricdata.HistogramDataPoint[float64]{{Attributes: attrs, StartTime: t0,
+			Count: count, Sum: sum, Bounds: []float64{0.001}, BucketCounts: buckets}}
+	}
+	for _, tc := range []struct {
+		name      string
+		next      []metricdata.HistogramDataPoint[float64]
+		wantFresh bool
+	}{
+		{"sum down, buckets held", point(0.5, 10, 4, 6), true},
+		{"count down", point(2, 9, 4, 6), true},
+		{"everything grew", point(2, 11, 5, 6), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vs := &viewState{}
+			keepMonotonicHist(vs, "m", point(1, 10, 4, 6), t0)
+			keepMonotonicHist(vs, "m", tc.next, fresh)
+			if got := tc.next[0].StartTime; got.Equal(fresh) != tc.wantFresh {
+				t.Fatalf("StartTime %v, want restarted at %v: %v", got, fresh, tc.wantFresh)
+			}
+		})
 	}
 }
