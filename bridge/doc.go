@@ -140,10 +140,19 @@
 // Each top-N digest also has a point of pfs.events_statements.by_digest.duration,
 // an explicit-bucket Histogram in seconds, from the engine's 450 buckets
 // (events_statements_histogram_by_digest) added up into the bounds of a
-// view on that name, or DefaultStatementBuckets. An engine bucket counts
-// in the explicit bucket that holds its upper bound: a statement may count
-// one engine bucket (4.7%) above its wait, never below. Count is the
-// digest's timed statements, Sum their waits, and the exemplar its
+// view on that name, or DefaultStatementBuckets: every third engine bound
+// from 10 µs to 10 s, so that each explicit bucket is whole engine buckets
+// and at most 14.8% wide, and a quantile a backend interpolates
+// (histogram_quantile(0.95, ...)) is within 15% of the engine's
+// QUANTILE_95 (TestHistogramQuantilesAgreeWithEngine). The quantile gauges
+// (QUANTILE_95, _99, _999) are not exported beside the histogram: it
+// carries them, and unlike them it adds up across series. That is 102
+// buckets per histogram series, each a series of its own in Prometheus; a
+// view with explicit_bucket_histogram boundaries makes them fewer, and the
+// quantiles coarser. An engine bucket counts in the explicit bucket that
+// holds its upper bound: a statement may count one engine bucket (4.7%)
+// above its wait, never below. Count is the digest's timed statements, Sum
+// their waits, and the exemplar its
 // query sample (the slowest recent statement) with the trace and span it
 // ran in, when it ran in one (QUERY_SAMPLE_TRACE_ID): a dashboard goes from
 // a slow digest to the trace that shows why. A TRUNCATE of the histogram
@@ -153,7 +162,7 @@
 // exported, at that collection. The overflow
 // series has no histogram (it would read 450 counters of every digest
 // outside the top N each collection), nor has a producer over a remote
-// Tables.
+// Tables, which exports the quantile gauges instead.
 //
 // # Imports
 //
