@@ -163,6 +163,43 @@
 //     MySQL: "SELECT status FROM t" gives "SELECT STATUS FROM `t`", while
 //     "t.status" gives "`t` . `status`".
 //
+// # Query summaries
+//
+// Summarize (and Normalizer.Summarize) gives the OpenTelemetry database
+// attributes of a statement, read from the same token stream, so that it
+// accepts a statement as sent and its DIGEST_TEXT alike and gives both the
+// same Summary:
+//
+//	s := digest.Summarize("INSERT INTO shipping_details SELECT * FROM orders WHERE id = 7")
+//	s.Summary    // db.query.summary:   INSERT shipping_details SELECT orders
+//	s.Operation  // db.operation.name:  INSERT
+//	s.Collection // db.collection.name: "" (two tables)
+//
+// It follows the conventions' "Generating a summary of the query text":
+// each operation (SELECT, INSERT, CREATE TABLE, BEGIN, CALL, ...) in the
+// order the statement has them, each followed by its targets, the tables it
+// reads or writes in the order they appear; a subquery's or a set
+// operation's SELECT is an operation of its own ("SELECT SELECT orders
+// customers" for a join in a derived table). A derived table or a common
+// table expression is no target. Names print as the statement wrote them,
+// schema-qualified ones included ("app.notes"), without quotes unless a
+// name needs them ("`song list`"); keywords print as DIGEST_TEXT spells
+// them, in upper case ("CREATE SCHEMA" for CREATE DATABASE, "EXPLAIN" for
+// DESCRIBE). The summary is at most MaxSummaryLength (255) bytes, cut
+// before the first operation or name that does not fit. Savepoint,
+// prepared-statement and account names are left out: they are often
+// generated. Operation is the statement's own operation (after its WITH
+// clause); Collection is the table when the statement names exactly one,
+// views included; StoredProcedure is the procedure of a CALL.
+//
+// Only keywords and identifiers reach a Summary: literals, hostnames and
+// @variables are ? in the stream before the summarizer sees it, and the
+// fuzz test checks that changing a literal never changes the Summary.
+// Without a grammar the reading is heuristic: it knows MySQL's statement
+// shapes (joins, USING, index hints, multi-table UPDATE and DELETE, DDL
+// prefixes such as DEFINER = ...) but not every corner, and it does not read
+// routine bodies or subqueries nested more than 64 parentheses deep.
+//
 // # Dialects
 //
 // WithDialect selects the lexer and keyword set; MySQL80 is the only

@@ -68,6 +68,7 @@ type Normalizer struct {
 	st   stream
 	text []byte
 	hbuf []byte // the renumbered stream, for NumberingOtelpfs
+	sum  *summarizer
 }
 
 // New returns a Normalizer configured by opts.
