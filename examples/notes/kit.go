@@ -3,6 +3,7 @@ package notes
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -28,6 +29,7 @@ type kit struct {
 	stages      func(ctx context.Context, s stage) // marks a phase of the request
 	wrap        func(http.Handler) http.Handler    // the middleware around the mux
 	close       func() error
+	dsn         string // the database's, for NewWithHooks
 }
 
 // db is what the handlers use of *sql.DB; *pfssql.DB has it too.
@@ -157,7 +159,57 @@ func plainKit(dsn, journalPath string) (*kit, error) {
 		stages:      func(context.Context, stage) {},
 		wrap:        func(h http.Handler) http.Handler { return h },
 		close:       func() error { return closeBoth(d.Close(), f.Close()) },
+		dsn:         dsn,
 	}, nil
+}
+
+// ---- the plain kit, instrumented by another module ----
+
+// Hooks instrument the plain service some other way than otelpfs's, from
+// another module: bench/ builds the service as a Go team would with the
+// OpenTelemetry SDK alone (otelsql around database/sql, otelhttp around
+// the handler). The handlers, Go's own locks, buffer pool and journal file
+// are the plain service's; the database handle and the middleware are the
+// hooks'.
+type Hooks struct {
+	// OpenDB, if not nil, opens the database the handlers use, in place of
+	// sql.Open(driverName, dsn); driverName is "sqlite" (modernc.org/sqlite's
+	// driver).
+	OpenDB func(driverName, dsn string) (*sql.DB, error)
+	// Wrap, if not nil, wraps the service's handler (the ServeMux).
+	Wrap func(http.Handler) http.Handler
+}
+
+// NewWithHooks is New for the plain service (cfg.Schema must be nil) with
+// the database h.OpenDB opens and the handler h.Wrap wraps. The database
+// is created and seeded through a plain handle first, which is closed
+// before OpenDB is called, so the seeding is not instrumented.
+func NewWithHooks(cfg Config, h Hooks) (*Service, error) {
+	if cfg.Schema != nil {
+		return nil, errors.New("notes: NewWithHooks builds the plain service: cfg.Schema must be nil")
+	}
+	s, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	k := s.k
+	if h.OpenDB != nil {
+		if err := k.db.(*sql.DB).Close(); err != nil {
+			k.journal.Close()
+			return nil, err
+		}
+		d, err := h.OpenDB("sqlite", k.dsn)
+		if err != nil {
+			k.journal.Close()
+			return nil, err
+		}
+		k.db = d
+		k.close = func() error { return closeBoth(d.Close(), k.journal.Close()) }
+	}
+	if h.Wrap != nil {
+		s.handler = h.Wrap(s.handler)
+	}
+	return s, nil
 }
 
 // ---- the instrumented kit ----

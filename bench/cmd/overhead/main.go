@@ -1,31 +1,56 @@
 // Command overhead measures what otelpfs costs the demo's notes service:
 // CPU time per request, fully instrumented (every instrument and consumer
 // on, the OTLP pipeline exporting every 2 s) against the same handlers
-// built on Go's own types, so that noise cannot flip the sign.
+// built on Go's own types, so that noise cannot flip the sign; and what
+// the OpenTelemetry SDK alone costs the same service, instrumented as a Go
+// team would otherwise deploy it (otelhttp, XSAM/otelsql, W3C trace
+// context, the SDK's batch span processor and periodic reader exporting
+// OTLP/gRPC every 2 s: bench/internal/demoenv's otel.go).
 //
-//	cd bench && go run ./cmd/overhead [-rounds 20] [-requests 2000] [-workers 2] [-nospans] [-defaults]
-//	cd bench && go run ./cmd/overhead -callgrind [-rounds 2] [-requests 1000]
+//	cd bench && go run ./cmd/overhead [-variant otelpfs|otel|all] [-rounds 20] [-requests 2000] [-workers 2] [-nospans] [-defaults]
+//	cd bench && go run ./cmd/overhead -callgrind [-variant ...] [-rounds 2] [-requests 1000]
 //	cd bench && go run ./cmd/overhead -aa [-rounds 80]
 //	cd bench && go run ./cmd/overhead -cpu 0 [-rounds 80]
+//	cd bench && go run ./cmd/overhead -variant all [-spaninterval 200ms] [-spanqueue 65536]
 //
-// The two variants run in two child processes, each warm and holding its
-// own database, and take turns: in each round both serve the same number
-// of requests of the demo's mix (in-process, httptest.NewRecorder), one
-// after the other, the order alternating from round to round. Each child
+// -variant says what runs against the raw baseline: otelpfs (the
+// default), otel (the OpenTelemetry SDK variant), or all (both, a
+// three-way run: raw, otelpfs, otel). The variants run in child
+// processes, each warm and holding its own database, and take turns: in
+// each round each serves the same number of requests of the demo's mix
+// (in-process, httptest.NewRecorder), one after the other, the order
+// going through every permutation of the variants from round to round
+// (with two, alternating). Each child
 // measures its own CPU time (getrusage: every thread, the pipeline's and
 // the garbage collector's included) from the end of its previous round to
 // the end of this one, so work done between rounds is charged to the next.
-// A round's overhead is the ratio of the two variants' CPU per request in
-// that round; the report gives the rounds' mean ratio with a 95%
-// confidence interval (Student's t), their median, the added CPU per
-// request in ns, and the share of the instrumented child's CPU profile
-// owned by otelpfs and OpenTelemetry code (a sample belongs to the first
+// A round's overhead is the ratio of a variant's CPU per request to the
+// raw one's in that round; the report gives, for each variant, the
+// rounds' mean ratio with a 95% confidence interval (Student's t), their
+// median, the added CPU per request in ns, the spans its pipeline
+// exported per request (counted by the sink), the added CPU per exported
+// span (the figure of issue 27's budget: otelpfs's at most a quarter of
+// the SDK's; in a three-way run the report gives the ratio), and the
+// share of its child's CPU profile owned by otelpfs and OpenTelemetry
+// code (a sample belongs to the first
 // frame, from the leaf, outside Go's runtime and the standard library's
 // utilities; the standard library's I/O, net/http and database/sql are the
 // service's work, whoever calls them, except under gRPC: the pipeline's
-// own I/O). The
-// pipeline exports to an OTLP sink in this process, so the Collector's
-// side of the work is not charged to the service.
+// own I/O). Each
+// variant's pipeline exports to an OTLP/gRPC sink of its own in this
+// process, so the Collector's side of the work is not charged to the
+// service, and both pay for the same OTLP encoding and transport.
+//
+// The spans exported are what the sinks received. The otel variant's batch
+// span processor has a queue of 65536 spans (demoenv's otelQueueSize: its
+// default of 2048 drops spans at the benchmark's rate); the report gives
+// the spans it ended and dropped. The otelpfs pipeline reads its
+// history_long rings for spans every -spaninterval (default 2 s) into a
+// queue of -spanqueue spans (default the exporter's, 2048): at the
+// benchmark's rate the rings wrap between two reads and the queue fills,
+// so it exports a fraction of its events (the report gives its
+// global_status losses), which the cost per exported span counts against
+// it; -spaninterval 200ms -spanqueue 65536 exports them all.
 //
 // With -aa both children are raw: an A/A check of the harness itself,
 // whose overhead should come out near zero, its confidence interval
@@ -42,7 +67,9 @@
 //
 // With -callgrind it counts instructions per request instead, each variant
 // under valgrind (see instructions): a measure no other load on the
-// machine can move, of the provider's cost without the pipeline.
+// machine can move, of the provider's cost without the pipeline (the otel
+// variant's spans go through its batch processor to an exporter that drops
+// them: the report gives its instructions per span).
 package main
 
 import (
@@ -83,6 +110,43 @@ type config struct {
 	child, endpoint, profile  string
 	keepProfile               string
 	noSpans, defaults, aa     bool
+	variant                   string // against raw: otelpfs, otel or all
+	spanInterval              time.Duration
+	spanQueue                 int
+}
+
+// A variant is one child's service.
+type variant struct {
+	child string // its -child value: raw, instrumented or otel
+	label string // its name in the report
+}
+
+var (
+	variantRaw     = variant{"raw", "raw"}
+	variantOtelpfs = variant{"instrumented", "otelpfs"}
+	variantOtel    = variant{"otel", "otel"}
+)
+
+// variants returns the children's variants, raw first.
+func (c config) variants() ([]variant, error) {
+	var vs []variant
+	switch c.variant {
+	case "", "otelpfs":
+		vs = []variant{variantRaw, variantOtelpfs}
+	case "otel":
+		vs = []variant{variantRaw, variantOtel}
+	case "all":
+		vs = []variant{variantRaw, variantOtelpfs, variantOtel}
+	default:
+		return nil, fmt.Errorf("-variant %q: otelpfs, otel or all", c.variant)
+	}
+	if c.aa {
+		if c.variant != "" && c.variant != "otelpfs" {
+			return nil, errors.New("-aa runs two raw children: no -variant")
+		}
+		vs = []variant{variantRaw, {"raw", "raw2"}}
+	}
+	return vs, nil
 }
 
 func run(args []string, out io.Writer) error {
@@ -91,15 +155,18 @@ func run(args []string, out io.Writer) error {
 	fs.IntVar(&c.rounds, "rounds", 20, "measured rounds (each variant serves -requests per round)")
 	fs.IntVar(&c.requests, "requests", 2000, "requests per variant per round")
 	fs.IntVar(&c.workers, "workers", 2, "goroutines serving requests, each with its own load")
-	fs.StringVar(&c.child, "child", "", "internal: run as the raw or instrumented child")
+	fs.StringVar(&c.variant, "variant", "otelpfs", "what runs against raw: otelpfs, otel (the OpenTelemetry SDK: otelhttp, otelsql) or all (both, one interleaved run)")
+	fs.StringVar(&c.child, "child", "", "internal: run as the raw, instrumented (otelpfs) or otel child")
 	fs.StringVar(&c.endpoint, "endpoint", "", "internal: the OTLP sink's address")
 	fs.StringVar(&c.profile, "cpuprofile", "", "internal: where the child writes its CPU profile")
-	fs.StringVar(&c.keepProfile, "profile", "", "also write the instrumented child's CPU profile to this file (for go tool pprof)")
+	fs.StringVar(&c.keepProfile, "profile", "", "also write the instrumented child's CPU profile to this file (for go tool pprof; with -variant all, the otel child's to NAME.otel.EXT beside it)")
 	fs.StringVar(analyze, "analyze", "", "only print the shares of this CPU profile (of BenchmarkDemoInstrumented, say)")
 	fs.BoolVar(callgrind, "callgrind", false, "count instructions per request under valgrind instead (noise-free; no pipeline)")
 	fs.BoolVar(&c.noSpans, "nospans", false, "export metrics only, no spans")
 	fs.BoolVar(&c.aa, "aa", false, "A/A check: the instrumented child is a second raw one, so the report shows the harness's own noise")
 	fs.BoolVar(&c.defaults, "defaults", false, "instrument with the default (MySQL's) instruments and consumers, not every one")
+	fs.DurationVar(&c.spanInterval, "spaninterval", demoenv.ExportInterval, "how often the otelpfs pipeline reads the history tables for spans (0: the metrics' interval)")
+	fs.IntVar(&c.spanQueue, "spanqueue", 0, "the otelpfs pipeline's span queue (0: the exporter's default; the otel variant's batch span processor holds 65536)")
 	fs.IntVar(topFuncs, "top", 15, "how many of the instrumentation's functions to list")
 	fs.IntVar(&c.cpu, "cpu", -1, "pin both children to this one CPU (a quieter comparison of one core's cost; Linux)")
 	if err := fs.Parse(args); err != nil {
@@ -112,8 +179,14 @@ func run(args []string, out io.Writer) error {
 	if c.rounds < 2 || c.requests < 1 || c.workers < 1 {
 		return errors.New("-rounds must be >= 2, -requests and -workers >= 1")
 	}
+	if c.spanInterval < 0 || c.spanQueue < 0 {
+		return errors.New("-spaninterval and -spanqueue must be >= 0 (0: the default)")
+	}
 	if c.child != "" {
 		return child(c, os.Stdin, os.Stdout)
+	}
+	if _, err := c.variants(); err != nil {
+		return err
 	}
 	if *analyze != "" {
 		return profileShares(out, *analyze)
@@ -140,14 +213,23 @@ func cpuTime() time.Duration {
 
 // child serves rounds on command: "round N" serves N requests and answers
 // "cpu NS" (CPU since the previous answer); "quit" stops the profile and
-// the service and answers "done METRICS TRACES" (the exports the pipeline
-// made).
+// the service (the pipeline's last export) and answers "done ENDED EVENTS
+// SPANS": the spans the otel variant's SDK ended, and the events and spans
+// the otelpfs variant's pipeline lost (each 0 for the other variants).
 func child(c config, in io.Reader, out io.Writer) error {
-	instrumented := c.child == "instrumented"
-	if !instrumented && c.child != "raw" {
-		return fmt.Errorf("-child %q: raw or instrumented", c.child)
+	o := demoenv.Options{Endpoint: c.endpoint, NoSpans: c.noSpans, Defaults: c.defaults,
+		SpanInterval: c.spanInterval, SpanQueueSize: c.spanQueue}
+	switch c.child {
+	case "raw":
+		o.Endpoint = ""
+	case "instrumented":
+		o.Instrumented = true
+	case "otel":
+		o.Otel = true
+	default:
+		return fmt.Errorf("-child %q: raw, instrumented or otel", c.child)
 	}
-	svc, err := demoenv.Start(demoenv.Options{Instrumented: instrumented, Endpoint: c.endpoint, NoSpans: c.noSpans, Defaults: c.defaults})
+	svc, err := demoenv.Start(o)
 	if err != nil {
 		return err
 	}
@@ -188,7 +270,8 @@ func child(c config, in io.Reader, out io.Writer) error {
 			if err := svc.Close(); err != nil {
 				return err
 			}
-			fmt.Fprintln(out, "done")
+			events, spans := svc.ExportLosses()
+			fmt.Fprintln(out, "done", svc.SpansEnded(), events, spans)
 			return nil
 		default:
 			return fmt.Errorf("unknown command %q", sc.Text())
@@ -263,7 +346,8 @@ func start(c config, variant, endpoint, profile string) (*proc, error) {
 	}
 	cmd := exec.Command(self, "-child", variant, "-endpoint", endpoint, "-cpuprofile", profile,
 		"-workers", strconv.Itoa(c.workers), "-nospans="+strconv.FormatBool(c.noSpans),
-		"-defaults="+strconv.FormatBool(c.defaults))
+		"-defaults="+strconv.FormatBool(c.defaults),
+		"-spaninterval", c.spanInterval.String(), "-spanqueue", strconv.Itoa(c.spanQueue))
 	cmd.Stderr = os.Stderr
 	if c.pin {
 		// A GOMAXPROCS from the environment would give the child more
@@ -288,143 +372,276 @@ func start(c config, variant, endpoint, profile string) (*proc, error) {
 	return &proc{name: variant, cmd: cmd, in: in, out: bufio.NewScanner(outPipe)}, nil
 }
 
+// A childRun is one variant's child in the parent, with its sink and what
+// it measured.
+type childRun struct {
+	v       variant
+	p       *proc
+	sink    *demoenv.Sink // the variant's pipeline's; nil for the raw baseline
+	profile string
+	per     []float64 // CPU per request each round, ns
+	// Its "done" answer: the spans its SDK ended (the otel variant),
+	// the events and spans its pipeline lost (the otelpfs variant).
+	ended, eventsLost, spansLost int64
+}
+
 func parent(c config, out io.Writer) error {
-	sink, err := demoenv.StartSink()
+	vs, err := c.variants()
 	if err != nil {
 		return err
 	}
-	defer sink.Stop()
 	dir, err := os.MkdirTemp("", "otelpfs-overhead")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	profPath := filepath.Join(dir, "instrumented.pprof")
-	second := "instrumented"
-	if c.aa {
-		second = "raw" // the A/A check: the same variant twice
-	}
-	// Both children run the profiler, so that its cost (SIGPROF on every
-	// thread, the profile's encoding) is on both sides; the raw one's
-	// profile is not read.
-	var raw, inst *proc
-	startBoth := func() error {
-		var err error
-		if raw, err = start(c, "raw", "", filepath.Join(dir, "raw.pprof")); err != nil {
+	// Every child runs the profiler, so that its cost (SIGPROF on every
+	// thread, the profile's encoding) is on every side; the raw one's
+	// profile is not read. Every child but the raw baseline has a sink
+	// of its own, which counts its pipeline's exports and spans.
+	runs := make([]*childRun, len(vs))
+	for i, v := range vs {
+		runs[i] = &childRun{v: v, profile: filepath.Join(dir, fmt.Sprintf("%d-%s.pprof", i, v.label))}
+		if i == 0 {
+			continue
+		}
+		if runs[i].sink, err = demoenv.StartSink(); err != nil {
 			return err
 		}
-		if inst, err = start(c, second, sink.Addr, profPath); err != nil {
-			raw.in.Close() // the raw child sees its input end, and exits
-			raw.cmd.Wait()
-			return err
+		defer runs[i].sink.Stop()
+	}
+	startAll := func() error {
+		for _, r := range runs {
+			endpoint := ""
+			if r.sink != nil {
+				endpoint = r.sink.Addr
+			}
+			p, err := start(c, r.v.child, endpoint, r.profile)
+			if err != nil {
+				for _, q := range runs {
+					if q.p != nil { // it sees its input end, and exits
+						q.p.in.Close()
+						q.p.cmd.Wait()
+						q.p = nil
+					}
+				}
+				return err
+			}
+			p.name = r.v.label
+			r.p = p
 		}
 		return nil
 	}
 	if !c.pin {
-		err = startBoth()
+		err = startAll()
 	} else {
 		done := make(chan error)
-		go func() { done <- startPinned(c.cpu, startBoth) }()
+		go func() { done <- startPinned(c.cpu, startAll) }()
 		err = <-done
 	}
 	if err != nil {
 		return err
 	}
-	defer raw.cmd.Wait()
+	defer func() {
+		for _, r := range runs {
+			r.p.in.Close()
+		}
+		for _, r := range runs {
+			r.p.cmd.Wait()
+		}
+	}()
 	if c.aa {
-		inst.name = "second raw"
-		fmt.Fprintln(out, "A/A check (-aa): both children are raw; the \"instrumented\" figures below are the second raw child's")
+		fmt.Fprintln(out, "A/A check (-aa): both children are raw; the \"raw2\" figures below are the second raw child's")
 	}
-	defer inst.cmd.Wait()
-	defer raw.in.Close()
-	defer inst.in.Close()
 
 	what := "metrics and spans"
 	if c.noSpans {
 		what = "metrics only"
 	}
-	config := "every instrument and consumer on"
-	if c.defaults {
-		config = "the default instruments and consumers"
-	}
-	if c.aa {
-		config, what = "nothing instrumented on either side", "idle"
-	}
 	if c.pin {
-		// Both children must have inherited the mask: else the report
+		// Every child must have inherited the mask: else the report
 		// would say pinned of an unpinned measurement.
-		for _, p := range []*proc{raw, inst} {
-			got, err := allowedCPUs(p.cmd.Process.Pid)
+		for _, r := range runs {
+			got, err := allowedCPUs(r.p.cmd.Process.Pid)
 			if err != nil {
 				return err
 			}
 			if got != strconv.Itoa(c.cpu) {
-				return fmt.Errorf("-cpu %d: the %s child may run on CPUs %s", c.cpu, p.name, got)
+				return fmt.Errorf("-cpu %d: the %s child may run on CPUs %s", c.cpu, r.p.name, got)
 			}
 		}
-		fmt.Fprintf(out, "both children pinned to CPU %d (each sees one CPU, and they take turns)\n", c.cpu)
+		children := "both children"
+		if len(runs) > 2 {
+			children = fmt.Sprintf("all %d children", len(runs))
+		}
+		fmt.Fprintf(out, "%s pinned to CPU %d (each sees one CPU, and they take turns)\n", children, c.cpu)
 	}
-	fmt.Fprintf(out, "overhead: %d rounds of %d requests per variant, %d workers; %s; pipeline (%s) every %s\n",
-		c.rounds, c.requests, c.workers, config, what, demoenv.ExportInterval)
+	fmt.Fprintf(out, "overhead: %d rounds of %d requests per variant, %d workers\n", c.rounds, c.requests, c.workers)
+	for _, r := range runs[1:] {
+		switch {
+		case c.aa:
+			fmt.Fprintf(out, "  %s: nothing instrumented, idle\n", r.v.label)
+		case r.v == variantOtelpfs:
+			config := "every instrument and consumer on"
+			if c.defaults {
+				config = "the default instruments and consumers"
+			}
+			queue, interval := "the exporter's default", demoenv.ExportInterval
+			if c.spanQueue > 0 {
+				queue = strconv.Itoa(c.spanQueue)
+			}
+			if c.spanInterval > 0 {
+				interval = c.spanInterval
+			}
+			fmt.Fprintf(out, "  %s: %s; pipeline (%s) every %s (spans every %s, span queue %s), OTLP/gRPC to a sink in this process\n",
+				r.v.label, config, what, demoenv.ExportInterval, interval, queue)
+		case r.v == variantOtel:
+			fmt.Fprintf(out, "  %s: the OpenTelemetry SDK alone: otelhttp, otelsql, W3C trace context; "+
+				"batch span processor (parentbased_always_on) and periodic reader (%s) every %s, OTLP/gRPC to a sink in this process\n",
+				r.v.label, what, demoenv.ExportInterval)
+		}
+	}
 	// A warm-up round each, not measured: caches, pools, the JIT-free
 	// equivalents (SQLite's page cache, the digest cache).
-	for _, p := range []*proc{raw, inst} {
-		if _, err := p.round(c.requests); err != nil {
+	for _, r := range runs {
+		if _, err := r.p.round(c.requests); err != nil {
 			return err
 		}
 	}
-	for _, p := range []*proc{raw, inst} {
-		if _, err := p.ask("profile"); err != nil {
+	for _, r := range runs {
+		if _, err := r.p.ask("profile"); err != nil {
 			return err
 		}
 	}
-	var rawPer, instPer, ratios []float64
-	for r := range c.rounds {
-		order := []*proc{raw, inst}
-		if r%2 == 1 {
-			order = []*proc{inst, raw}
-		}
-		var got [2]time.Duration
-		for _, p := range order {
-			d, err := p.round(c.requests)
-			if err != nil {
+	orders := permutations(len(runs))
+	got := make([]time.Duration, len(runs))
+	for round := range c.rounds {
+		for _, i := range orders[round%len(orders)] {
+			if got[i], err = runs[i].p.round(c.requests); err != nil {
 				return err
 			}
-			if p == raw {
-				got[0] = d
-			} else {
-				got[1] = d
+		}
+		line := fmt.Sprintf("round %2d:", round+1)
+		base := float64(got[0]) / float64(c.requests)
+		for i, r := range runs {
+			per := float64(got[i]) / float64(c.requests)
+			r.per = append(r.per, per)
+			line += fmt.Sprintf("  %s %7.1f µs/req", r.v.label, per/1e3)
+			if i > 0 {
+				line += fmt.Sprintf(" %+6.2f%%", (per/base-1)*100)
 			}
 		}
-		rp, ip := float64(got[0])/float64(c.requests), float64(got[1])/float64(c.requests)
-		rawPer, instPer, ratios = append(rawPer, rp), append(instPer, ip), append(ratios, ip/rp)
-		fmt.Fprintf(out, "round %2d: raw %7.1f µs/req  instrumented %7.1f µs/req  %+6.2f%%\n",
-			r+1, rp/1e3, ip/1e3, (ip/rp-1)*100)
+		fmt.Fprintln(out, line)
 	}
-	for _, p := range []*proc{raw, inst} {
-		if _, err := p.ask("quit"); err != nil {
+	for _, r := range runs {
+		ans, err := r.p.ask("quit")
+		if err != nil {
 			return err
 		}
+		if _, err := fmt.Sscanf(ans, "done %d %d %d", &r.ended, &r.eventsLost, &r.spansLost); err != nil {
+			return fmt.Errorf("%s child answered %q", r.p.name, ans)
+		}
 	}
-
-	mean, lo, hi := meanCI(ratios)
-	dMean, dLo, dHi := meanCI(diffs(instPer, rawPer))
-	fmt.Fprintf(out, "\nCPU per request: raw %.1f µs, instrumented %.1f µs (medians of %d rounds)\n",
-		median(rawPer)/1e3, median(instPer)/1e3, c.rounds)
-	fmt.Fprintf(out, "overhead: %+.2f%% (95%% CI %+.2f%% to %+.2f%%), median %+.2f%%; instrumented slower in %d of %d rounds\n",
-		(mean-1)*100, (lo-1)*100, (hi-1)*100, (median(ratios)-1)*100, countAbove(ratios, 1), len(ratios))
-	fmt.Fprintf(out, "added CPU per request: %.0f ns (95%% CI %.0f to %.0f ns)\n", dMean, dLo, dHi)
-	fmt.Fprintf(out, "pipeline exports received: %d metrics, %d traces\n", sink.Metrics.Load(), sink.Traces.Load())
+	report(c, runs, out)
 	if c.keepProfile != "" {
-		b, err := os.ReadFile(profPath)
-		if err == nil {
-			err = os.WriteFile(c.keepProfile, b, 0o644)
-		}
-		if err != nil {
-			return fmt.Errorf("-profile: %w", err)
+		for i, r := range runs[1:] {
+			path := c.keepProfile
+			if i > 0 { // the otel child's in a three-way run
+				ext := filepath.Ext(path)
+				path = strings.TrimSuffix(path, ext) + "." + r.v.label + ext
+			}
+			b, err := os.ReadFile(r.profile)
+			if err == nil {
+				err = os.WriteFile(path, b, 0o644)
+			}
+			if err != nil {
+				return fmt.Errorf("-profile: %w", err)
+			}
 		}
 	}
-	return profileShares(out, profPath)
+	var errs []error
+	for _, r := range runs[1:] {
+		if err := profileSharesOf(out, r.v.label, r.profile); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", r.v.label, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// report prints what the rounds measured: each variant against the raw
+// baseline, runs[0].
+func report(c config, runs []*childRun, out io.Writer) {
+	raw := runs[0]
+	fmt.Fprintf(out, "\nCPU per request (medians of %d rounds):", c.rounds)
+	for i, r := range runs {
+		sep := ","
+		if i == 0 {
+			sep = ""
+		}
+		fmt.Fprintf(out, "%s %s %.1f µs", sep, r.v.label, median(r.per)/1e3)
+	}
+	fmt.Fprintln(out)
+	// Every request a child served, the warm-up round's too, made spans
+	// the sink counted; the last ones with the pipeline's last export.
+	served := float64((c.rounds + 1) * c.requests)
+	perSpan := map[variant]float64{}
+	for _, r := range runs[1:] {
+		l := r.v.label
+		ratios := make([]float64, len(r.per))
+		for i := range ratios {
+			ratios[i] = r.per[i] / raw.per[i]
+		}
+		mean, lo, hi := meanCI(ratios)
+		dMean, dLo, dHi := meanCI(diffs(r.per, raw.per))
+		fmt.Fprintf(out, "%s: overhead %+.2f%% (95%% CI %+.2f%% to %+.2f%%), median %+.2f%%; slower than raw in %d of %d rounds\n",
+			l, (mean-1)*100, (lo-1)*100, (hi-1)*100, (median(ratios)-1)*100, countAbove(ratios, 1), len(ratios))
+		fmt.Fprintf(out, "%s: added CPU per request %.0f ns (95%% CI %.0f to %.0f ns)\n", l, dMean, dLo, dHi)
+		spans := r.sink.Spans.Load()
+		fmt.Fprintf(out, "%s: pipeline exports received: %d metrics, %d traces, %d spans\n",
+			l, r.sink.Metrics.Load(), r.sink.Traces.Load(), spans)
+		if r.v == variantOtel && !c.noSpans {
+			fmt.Fprintf(out, "%s: spans ended %d, exported %d (the batch span processor dropped %d)\n", l, r.ended, spans, r.ended-spans)
+		}
+		if r.v == variantOtelpfs && !c.noSpans {
+			fmt.Fprintf(out, "%s: events lost before they became spans %d (history_long overwrote them), spans lost %d (the span queue was full)\n",
+				l, r.eventsLost, r.spansLost)
+		}
+		if spans > 0 {
+			spr := float64(spans) / served
+			perSpan[r.v] = dMean / spr
+			fmt.Fprintf(out, "%s: spans exported per request %.3f; added CPU per exported span %.0f ns (95%% CI %.0f to %.0f ns)\n",
+				l, spr, dMean/spr, dLo/spr, dHi/spr)
+		}
+	}
+	pfs, okPfs := perSpan[variantOtelpfs]
+	sdk, okSDK := perSpan[variantOtel]
+	if okPfs && okSDK {
+		ratio := "n/a (the otel variant added no CPU)"
+		if sdk != 0 {
+			ratio = fmt.Sprintf("%.3f", pfs/sdk)
+		}
+		fmt.Fprintf(out, "added CPU per exported span, otelpfs / otel: %s (issue 27's budget: at most 0.25)\n", ratio)
+	}
+}
+
+// permutations returns every order of 0..n-1, in lexicographic order: with
+// two, [0 1] and [1 0].
+func permutations(n int) [][]int {
+	if n == 0 {
+		return [][]int{{}}
+	}
+	var all [][]int
+	for _, p := range permutations(n - 1) {
+		for pos := len(p); pos >= 0; pos-- {
+			q := make([]int, 0, n)
+			q = append(q, p[:pos]...)
+			q = append(q, n-1)
+			q = append(q, p[pos:]...)
+			all = append(all, q)
+		}
+	}
+	slices.SortFunc(all, slices.Compare)
+	return all
 }
 
 func diffs(a, b []float64) []float64 {
@@ -499,7 +716,10 @@ func tQuantile975(df int) float64 {
 // no asynchronous preemption, which callgrind's signal handling does not
 // survive) the runtime has no idle spinning to count. The pipeline is off:
 // its intervals are wall time, and under valgrind the service runs about
-// fifty times slower than the timer.
+// fifty times slower than the timer. The otel variant's spans go through
+// its batch processor to an exporter that drops them, and its metrics are
+// recorded but never collected: the report gives its added instructions
+// per span ended.
 func instructions(c config, out io.Writer) error {
 	if _, err := exec.LookPath("valgrind"); err != nil {
 		return errors.New("-callgrind needs valgrind (apt-get install valgrind)")
@@ -508,42 +728,77 @@ func instructions(c config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	run := func(variant string, n int) (float64, error) {
+	vs, err := c.variants()
+	if err != nil {
+		return err
+	}
+	// run returns the instructions of a run of n requests, and the spans
+	// the child's SDK ended (the otel variant).
+	run := func(variant string, n int) (float64, int64, error) {
 		cmd := exec.Command("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-			self, "-child", variant, "-workers", strconv.Itoa(c.workers), "-defaults="+strconv.FormatBool(c.defaults))
+			self, "-child", variant, "-workers", strconv.Itoa(c.workers), "-defaults="+strconv.FormatBool(c.defaults),
+			"-nospans="+strconv.FormatBool(c.noSpans))
 		cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1")
 		cmd.Stdin = strings.NewReader(fmt.Sprintf("round %d\nquit\n", n))
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {
-			return 0, fmt.Errorf("valgrind %s: %w\n%s", variant, err, stderr.String())
+			return 0, 0, fmt.Errorf("valgrind %s: %w\n%s", variant, err, stderr.String())
+		}
+		var spans int64
+		for _, line := range strings.Split(stdout.String(), "\n") {
+			if v, ok := strings.CutPrefix(line, "done "); ok {
+				spans, _ = strconv.ParseInt(v, 10, 64)
+			}
 		}
 		for _, line := range strings.Split(stderr.String(), "\n") {
 			if _, v, ok := strings.Cut(line, "Collected : "); ok {
-				return strconv.ParseFloat(strings.TrimSpace(v), 64)
+				f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				return f, spans, err
 			}
 		}
-		return 0, fmt.Errorf("valgrind %s: no instruction count in its output", variant)
+		return 0, 0, fmt.Errorf("valgrind %s: no instruction count in its output", variant)
 	}
 	n := c.requests
 	fmt.Fprintf(out, "instructions per request under callgrind: %d and %d requests per run, %d repetitions\n", n, 3*n, c.rounds)
-	var per [2][]float64
+	per := make([][]float64, len(vs))
+	spans := make([][]float64, len(vs)) // ended per request
 	for r := range c.rounds {
-		for i, v := range []string{"raw", "instrumented"} {
-			lo, err := run(v, n)
+		line := fmt.Sprintf("repetition %d:", r+1)
+		for i, v := range vs {
+			lo, slo, err := run(v.child, n)
 			if err != nil {
 				return err
 			}
-			hi, err := run(v, 3*n)
+			hi, shi, err := run(v.child, 3*n)
 			if err != nil {
 				return err
 			}
 			per[i] = append(per[i], (hi-lo)/float64(2*n))
+			spans[i] = append(spans[i], float64(shi-slo)/float64(2*n))
+			if i > 0 {
+				line += ","
+			}
+			line += fmt.Sprintf(" %s %.0f", v.label, per[i][r])
+			if i > 0 {
+				line += fmt.Sprintf(" (%+.1f%%)", (per[i][r]/per[0][r]-1)*100)
+			}
 		}
-		fmt.Fprintf(out, "repetition %d: raw %.0f, instrumented %.0f (%+.1f%%)\n", r+1, per[0][r], per[1][r], (per[1][r]/per[0][r]-1)*100)
+		fmt.Fprintln(out, line)
 	}
-	raw, inst := median(per[0]), median(per[1])
-	fmt.Fprintf(out, "medians: raw %.0f, instrumented %.0f instructions per request: %+.0f (%+.1f%%)\n", raw, inst, inst-raw, (inst/raw-1)*100)
+	raw := median(per[0])
+	line := fmt.Sprintf("medians: %s %.0f", vs[0].label, raw)
+	for i, v := range vs[1:] {
+		m := median(per[i+1])
+		line += fmt.Sprintf(", %s %.0f (%+.0f, %+.1f%%)", v.label, m, m-raw, (m/raw-1)*100)
+	}
+	fmt.Fprintln(out, line+" instructions per request")
+	for i, v := range vs[1:] {
+		if spr := median(spans[i+1]); spr > 0 {
+			fmt.Fprintf(out, "%s: spans ended per request %.3f; added instructions per span %.0f\n",
+				v.label, spr, (median(per[i+1])-raw)/spr)
+		}
+	}
 	return nil
 }
 
@@ -574,6 +829,9 @@ func owner(fn string) string {
 		return "the service"
 	case strings.HasPrefix(pkg, "github.com/otelpfs/otelpfs/"):
 		return "otelpfs"
+	case strings.HasPrefix(pkg, "go.opentelemetry.io/contrib/instrumentation/"),
+		strings.HasPrefix(pkg, "github.com/XSAM/otelsql"), strings.HasPrefix(pkg, "github.com/felixge/httpsnoop"):
+		return ownerOtelInstrumentation
 	case strings.HasPrefix(pkg, "go.opentelemetry.io/"), strings.HasPrefix(pkg, "google.golang.org/"),
 		strings.HasPrefix(pkg, "golang.org/x/net/"):
 		return ownerPipeline
@@ -589,6 +847,10 @@ func stdlib(fn string) bool {
 
 // ownerPipeline is owner's name for the OTLP pipeline's packages.
 const ownerPipeline = "OpenTelemetry SDK, gRPC"
+
+// ownerOtelInstrumentation is owner's name for the otel variant's
+// instrumentation libraries, around the SDK.
+const ownerOtelInstrumentation = "OpenTelemetry instrumentation (otelhttp, otelsql)"
 
 // packageOf returns the import path of a function's symbol name:
 // "github.com/a/b.(*T).M" is "github.com/a/b".
@@ -609,6 +871,12 @@ var (
 )
 
 func profileShares(out io.Writer, path string) error {
+	return profileSharesOf(out, "instrumented", path)
+}
+
+// profileSharesOf prints who owns the CPU samples of the profile at path,
+// the child of the variant label's.
+func profileSharesOf(out io.Writer, label, path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -670,7 +938,7 @@ func profileShares(out io.Writer, path string) error {
 		all = append(all, share{k, v})
 	}
 	slices.SortFunc(all, func(a, b share) int { return cmp.Compare(b.v, a.v) })
-	fmt.Fprintf(out, "\ninstrumented child's CPU profile (%.1f s of samples), by owner of the sample:\n", time.Duration(total).Seconds())
+	fmt.Fprintf(out, "\n%s child's CPU profile (%.1f s of samples), by owner of the sample:\n", label, time.Duration(total).Seconds())
 	for _, s := range all {
 		fmt.Fprintf(out, "  %-42s %5.1f%%\n", s.who, float64(s.v)*100/float64(total))
 	}

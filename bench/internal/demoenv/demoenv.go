@@ -1,12 +1,15 @@
 // Package demoenv builds the demo's notes service (examples/notes)
-// for the overhead measurements: plain, or fully instrumented with the
-// OpenTelemetry pipeline exporting, and drives it in-process with the
+// for the overhead measurements: plain, fully instrumented with otelpfs and
+// its OpenTelemetry pipeline exporting, or instrumented with the
+// OpenTelemetry SDK alone (otelhttp, otelsql: what a Go team would
+// otherwise deploy), and drives it in-process with the
 // demo's request mix (httptest.NewRecorder: no HTTP client, no socket, so
 // a profile shows only the service's work and the instrumentation's).
 package demoenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -37,6 +40,7 @@ type Service struct {
 	Schema  *pfscore.Schema // nil for the plain variant
 	svc     *notes.Service
 	otlp    *exporter.OTLP
+	otel    *otelService // the Otel variant's SDK
 	dir     string
 }
 
@@ -45,12 +49,25 @@ type Options struct {
 	// Instrumented builds the instrumented variant, with every instrument
 	// and consumer on; else the plain one.
 	Instrumented bool
+	// Otel builds the plain service instrumented with the OpenTelemetry
+	// SDK alone, as otel.go describes, instead (not with Instrumented).
+	Otel bool
 	// Endpoint, if not empty, is an OTLP/gRPC host:port the instrumented
-	// variant's pipeline (exporter.StartOTLP) sends to every
-	// ExportInterval.
+	// variant's pipeline (exporter.StartOTLP), or the Otel variant's SDK
+	// exporters, send to every ExportInterval.
 	Endpoint string
-	// NoSpans leaves spans out of the pipeline: metrics only.
+	// NoSpans leaves spans out of the pipeline: metrics only (the Otel
+	// variant: no tracing, its TracerProvider a no-op one).
 	NoSpans bool
+	// SpanInterval, if not 0, is how often the instrumented variant's
+	// pipeline reads the history tables for spans (by default
+	// ExportInterval); SpanQueueSize, if not 0, how many spans its queue
+	// holds (by default exporter.DefaultSpanQueueSize). The history_long
+	// rings must not wrap between two reads, and the queue must hold a
+	// read's spans, or the pipeline loses spans (its global_status
+	// counts them: ExportLosses).
+	SpanInterval  time.Duration
+	SpanQueueSize int
 	// Defaults builds the instrumented variant with the schema's default
 	// instruments and consumers, MySQL's (no history_long, no waits or
 	// stages consumers, memory classes off), instead of every one on.
@@ -60,11 +77,21 @@ type Options struct {
 // Start builds the service.
 func Start(o Options) (*Service, error) {
 	instrumented, endpoint := o.Instrumented, o.Endpoint
+	if instrumented && o.Otel {
+		return nil, errors.New("demoenv: Instrumented and Otel are two variants")
+	}
 	dir, err := os.MkdirTemp("", "otelpfs-demoenv")
 	if err != nil {
 		return nil, err
 	}
 	e := &Service{dir: dir}
+	if o.Otel {
+		if err := e.startOtel(o); err != nil {
+			e.Close()
+			return nil, err
+		}
+		return e, nil
+	}
 	if instrumented {
 		opts := []pfscore.Option{pfscore.WithoutEnvironment()}
 		if !o.Defaults {
@@ -90,10 +117,19 @@ func Start(o Options) (*Service, error) {
 	}
 	e.Handler = e.svc.Handler()
 	if instrumented && endpoint != "" {
-		e.otlp, err = exporter.StartOTLP(context.Background(), e.Schema,
+		spanInterval := ExportInterval
+		if o.SpanInterval > 0 {
+			spanInterval = o.SpanInterval
+		}
+		opts := []exporter.OTLPOption{
 			exporter.WithEndpoint(endpoint), exporter.WithInsecure(true),
-			exporter.WithExportInterval(ExportInterval), exporter.WithSpanInterval(ExportInterval),
-			exporter.WithServiceName("otelpfs-demo-bench"), exporter.WithSpans(!o.NoSpans))
+			exporter.WithExportInterval(ExportInterval), exporter.WithSpanInterval(spanInterval),
+			exporter.WithServiceName("otelpfs-demo-bench"), exporter.WithSpans(!o.NoSpans),
+		}
+		if o.SpanQueueSize > 0 {
+			opts = append(opts, exporter.WithSpanQueueSize(o.SpanQueueSize))
+		}
+		e.otlp, err = exporter.StartOTLP(context.Background(), e.Schema, opts...)
 		if err != nil {
 			e.Close()
 			return nil, err
@@ -109,6 +145,11 @@ func (e *Service) Close() error {
 	if e.otlp != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err = e.otlp.Shutdown(ctx)
+		cancel()
+	}
+	if e.otel != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = e.otel.shutdown(ctx)
 		cancel()
 	}
 	if e.svc != nil {
@@ -150,10 +191,12 @@ func (c *Client) Do(h http.Handler) error {
 }
 
 // A Sink is an OTLP/gRPC server that takes every metrics and traces export
-// and drops it: the Collector's place, without a Collector's work.
+// and drops it: the Collector's place, without a Collector's work. It
+// counts the exports, and the spans in them.
 type Sink struct {
 	Addr            string
 	Metrics, Traces atomic.Int64 // exports received
+	Spans           atomic.Int64 // spans received, in the Traces exports
 	srv             *grpc.Server
 }
 
@@ -188,7 +231,8 @@ type sinkTraces struct {
 	s *Sink
 }
 
-func (t *sinkTraces) Export(context.Context, ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
+func (t *sinkTraces) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
+	t.s.Spans.Add(int64(req.Traces().SpanCount()))
 	t.s.Traces.Add(1)
 	return ptraceotlp.NewExportResponse(), nil
 }
