@@ -283,13 +283,16 @@ func (t *Thread) endStage(rd *reading) {
 	// The row's sequence stays odd until the history rows exist: a reader
 	// sees the stage in progress or finds it in history, never neither
 	// (bridge.History counts an event seen in neither as lost).
-	if st.history || st.long {
+	if st.history || st.long || t.capture != nil {
 		row := owned.OwnView(c[:]) // the row is this thread's: no copy
 		if st.history {
 			t.stageHistory.Append(row)
 		}
 		if st.long {
 			t.s.stagesLong.Append(row)
+		}
+		if t.capture != nil {
+			t.capture.addStage(row)
 		}
 	}
 	t.stageRow.seq.EndWrite()

@@ -114,9 +114,11 @@ type StatementInfo struct {
 	// Source is SOURCE.
 	Source string
 	// TraceID and SpanID are the OpenTelemetry span the statement runs in,
-	// zero for none (see instrument's trace hook).
+	// zero for none (see instrument's trace hook); Sampled is that span's
+	// sampled flag, which a parent-based TraceSampler follows.
 	TraceID [16]byte
 	SpanID  [8]byte
+	Sampled bool
 }
 
 // StatementResult is what a statement did, as its End reports it.
@@ -411,6 +413,9 @@ func (t *Thread) beginStatement(st *Statement, info *StatementInfo, cons uint32)
 	t.eventID++
 	t.stmts[level] = stmtLevel{seq: st.seq, id: id, nest: id}
 	t.stmtNest = id
+	if level == 0 {
+		t.beginCapture(info)
+	}
 
 	src := t.s.classSource(st.c, info.Source) // st.c is t.s's: startStatement's callers checked
 	misc := uint64(st.meta.timer())<<miscTimer | uint64(level)<<16
@@ -593,7 +598,7 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *St
 	c[qMessageLen].Set(uint64(len(msg)))
 	setRef(&slot.refs[rMessage], msg)
 	// In progress until the history rows exist (see endStage).
-	if st.meta&(sfHistory|sfLong) != 0 {
+	if st.meta&(sfHistory|sfLong) != 0 || t.capture != nil {
 		row := owned.OwnView(c[:]) // the row is this thread's: no copy
 		refs := owned.OwnPointers(slot.refs[:])
 		if st.meta&sfHistory != 0 {
@@ -602,8 +607,15 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *St
 		if st.meta&sfLong != 0 {
 			t.s.stmtsLong.AppendRefs(row, refs)
 		}
+		if t.capture != nil {
+			t.capture.addStatement(row, refs)
+		}
 	}
 	slot.seq.EndWrite()
+	if b := t.capture; b != nil && level == 0 { // the tree is complete: capture.go
+		t.capture = nil
+		b.q.handOff(b)
+	}
 	if depth >= 0 {
 		t.stmtDepthCell.Set(uint64(depth))
 	}

@@ -334,7 +334,7 @@ func (t *Thread) endWaitEvent(w *WaitState, end uint64, bytes int64) {
 		t.depth = d
 		t.depthCell.Set(uint64(d))
 	}
-	if w.flags&(wsHistory|wsHistoryLong) != 0 {
+	if w.flags&(wsHistory|wsHistoryLong) != 0 || t.capture != nil {
 		// Whole-row appends straight from the row's cells, which are this
 		// thread's: rings.Append is about twice as fast as filling a slot
 		// word by word, and the view saves a copy on the stack.
@@ -344,6 +344,9 @@ func (t *Thread) endWaitEvent(w *WaitState, end uint64, bytes int64) {
 		}
 		if w.flags&wsHistoryLong != 0 {
 			t.s.waitsLong.Append(row)
+		}
+		if t.capture != nil {
+			t.capture.addWait(row)
 		}
 	}
 }

@@ -26,6 +26,11 @@ type Schema struct {
 	cfg       config
 	setupMu   sync.Mutex
 	consumers atomic.Uint32 // setup_consumers, one bit per Consumer
+	// capture is the trace capture's configuration while it is on, and
+	// traceQueue its queue, made by its first EnableTraceCapture
+	// (capture.go).
+	capture    atomic.Pointer[capturer]
+	traceQueue atomic.Pointer[traceQueue]
 	timers    *hwclock.SetupTimers
 	// setup_actors and setup_objects, copy-on-write under setupMu.
 	actors         atomic.Pointer[[]SetupActorsRow]

@@ -103,7 +103,10 @@ type threadCore struct {
 	gen   uint64 // the owner NewThread gave out last; NewThread's alone
 
 	// Written in write sections only.
-	rec     *store.Record[threadRecord]
+	rec *store.Record[threadRecord]
+	// capture is the tree of the sampled top-level statement in progress
+	// (capture.go), nil when none is captured.
+	capture *captureBuf
 	eventID uint64 // the next EVENT_ID (MySQL's m_event_id)
 	depth   int    // waits in progress
 
@@ -392,6 +395,10 @@ func (c *threadCore) recycle() {
 		}
 	}
 	c.stmtRowsUsed = 0
+	if b := c.capture; b != nil { // its thread ended within the tree
+		c.capture = nil
+		b.q.drop(b)
+	}
 	if c.stmtHistory != nil {
 		c.stmtHistory.Reset()
 	}
