@@ -31,7 +31,7 @@ type Schema struct {
 	// (capture.go).
 	capture    atomic.Pointer[capturer]
 	traceQueue atomic.Pointer[traceQueue]
-	timers    *hwclock.SetupTimers
+	timers     *hwclock.SetupTimers
 	// setup_actors and setup_objects, copy-on-write under setupMu.
 	actors         atomic.Pointer[[]SetupActorsRow]
 	objects        atomic.Pointer[[]SetupObjectsRow]
