@@ -339,14 +339,18 @@ func TestHistoryTraceContext(t *testing.T) {
 }
 
 func TestTraceContext(t *testing.T) {
-	if _, _, ok := bridge.TraceContext(context.Background()); ok {
+	if _, _, _, ok := bridge.TraceContext(context.Background()); ok {
 		t.Error("ok for a context without a span")
 	}
 	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2},
 		TraceFlags: trace.FlagsSampled})
-	tr, sp, ok := bridge.TraceContext(trace.ContextWithSpanContext(context.Background(), sc))
-	if !ok || tr != [16]byte{1} || sp != [8]byte{2} {
-		t.Errorf("got %v %v %v", tr, sp, ok)
+	tr, sp, sampled, ok := bridge.TraceContext(trace.ContextWithSpanContext(context.Background(), sc))
+	if !ok || !sampled || tr != [16]byte{1} || sp != [8]byte{2} {
+		t.Errorf("got %v %v %v %v", tr, sp, sampled, ok)
+	}
+	unsampled := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}})
+	if _, _, sampled, ok := bridge.TraceContext(trace.ContextWithSpanContext(context.Background(), unsampled)); !ok || sampled {
+		t.Errorf("an unsampled span: sampled %v ok %v", sampled, ok)
 	}
 	// Through instrument's hook, a statement records the context's span.
 	w := newSpanWorld(t)
@@ -374,7 +378,9 @@ type idsHolder struct {
 	holds bool
 }
 
-func (h idsHolder) OtelpfsSpanIDs() ([16]byte, [8]byte, bool) { return h.tr, h.sp, h.holds }
+func (h idsHolder) OtelpfsSpanIDs() ([16]byte, [8]byte, bool, bool) {
+	return h.tr, h.sp, h.tr[0] == 1, h.holds // sampled: those of trace 1...
+}
 
 // TestTraceContextHolder checks TraceContext on a context that holds its
 // span's ids: they are the answer when it holds a span, no span when the
@@ -395,7 +401,10 @@ func TestTraceContextHolder(t *testing.T) {
 		{idsHolder{parent, [16]byte{1}, [8]byte{2}, false}, [16]byte{7}, [8]byte{8}, true},
 		{idsHolder{context.Background(), [16]byte{}, [8]byte{}, false}, [16]byte{}, [8]byte{}, false},
 	} {
-		tr, sp, ok := bridge.TraceContext(c.h)
+		tr, sp, sampled, ok := bridge.TraceContext(c.h)
+		if sampled != (ok && tr == [16]byte{1}) {
+			t.Errorf("holder %x/%x: sampled %v", c.h.tr, c.h.sp, sampled)
+		}
 		if tr != c.tr || sp != c.sp || ok != c.wantOK {
 			t.Errorf("holder %x/%x holds %v: got %x/%x %v, want %x/%x %v", c.h.tr, c.h.sp, c.h.holds, tr, sp, ok, c.tr, c.sp, c.wantOK)
 		}

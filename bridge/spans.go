@@ -90,11 +90,12 @@ const (
 // trace.SpanContextFromContext would return for the context. pfshttp's
 // request context is one.
 type spanHolder interface {
-	OtelpfsSpanIDs() (traceID [16]byte, spanID [8]byte, holds bool)
+	OtelpfsSpanIDs() (traceID [16]byte, spanID [8]byte, sampled, holds bool)
 }
 
-// TraceContext returns the trace and span ids of the span ctx carries, and
-// false if it carries no valid one. Its signature is instrument.TraceHook's:
+// TraceContext returns the trace and span ids of the span ctx carries,
+// whether it is sampled, and false if it carries no valid one. Its
+// signature is pfscore.TraceHook's (instrument.TraceHook):
 // instrument.SetTraceHook(bridge.TraceContext) makes every statement begun
 // with a context record its span (TRACE_ID, SPAN_ID), and History then
 // places the statement's span inside that trace. (package bridge does not
@@ -105,22 +106,22 @@ type spanHolder interface {
 // OpenTelemetry's walk down the context for its key: the same span context,
 // found in fewer steps, for every statement a handler begins on its
 // request's context.
-func TraceContext(ctx context.Context) (traceID [16]byte, spanID [8]byte, ok bool) {
+func TraceContext(ctx context.Context) (traceID [16]byte, spanID [8]byte, sampled, ok bool) {
 	if h, isHolder := ctx.(spanHolder); isHolder {
-		if traceID, spanID, ok = h.OtelpfsSpanIDs(); ok {
+		if traceID, spanID, sampled, ok = h.OtelpfsSpanIDs(); ok {
 			// Valid, as trace.SpanContext.IsValid says, when both are
 			// not zero.
 			if traceID == [16]byte{} || spanID == [8]byte{} {
-				return [16]byte{}, [8]byte{}, false
+				return [16]byte{}, [8]byte{}, false, false
 			}
-			return traceID, spanID, true
+			return traceID, spanID, sampled, true
 		}
 	}
 	sc := trace.SpanContextFromContext(ctx)
 	if !sc.IsValid() {
-		return traceID, spanID, false
+		return traceID, spanID, false, false
 	}
-	return sc.TraceID(), sc.SpanID(), true
+	return sc.TraceID(), sc.SpanID(), sc.IsSampled(), true
 }
 
 // idSeed makes span and trace ids: random for each process, so ids of two

@@ -2,7 +2,6 @@ package instrument
 
 import (
 	"context"
-	"sync/atomic"
 
 	"github.com/otelpfs/otelpfs/pfscore"
 )
@@ -90,29 +89,17 @@ func StartSQL(ctx context.Context, s *pfscore.Schema, schemaName, text string) S
 }
 
 // A TraceHook returns the trace and span ids of the OpenTelemetry span ctx
-// carries, and false if it carries none.
-type TraceHook func(ctx context.Context) (traceID [16]byte, spanID [8]byte, ok bool)
-
-var traceHook atomic.Pointer[TraceHook]
+// carries, whether it is sampled, and false if it carries none.
+type TraceHook = pfscore.TraceHook
 
 // SetTraceHook installs the function statements use to find the span
 // their context carries; nil removes it. package instrument does not import
 // OpenTelemetry: the bridge installs a hook that reads
 // trace.SpanContextFromContext, and statements then show TRACE_ID and
-// SPAN_ID, linking each row to its trace.
-func SetTraceHook(h TraceHook) {
-	if h == nil {
-		traceHook.Store(nil)
-		return
-	}
-	traceHook.Store(&h)
-}
+// SPAN_ID, linking each row to its trace (and a sampled one's events become
+// spans, see pfscore.EnableTraceCapture). It is pfscore.SetTraceHook, which
+// exporter.StartOTLP calls when it exports spans.
+func SetTraceHook(h TraceHook) { pfscore.SetTraceHook(h) }
 
 // traceOf fills info's trace and span ids from ctx, through the hook.
-func traceOf(ctx context.Context, info *pfscore.StatementInfo) {
-	if h := traceHook.Load(); h != nil && ctx != nil {
-		if tr, sp, ok := (*h)(ctx); ok {
-			info.TraceID, info.SpanID = tr, sp
-		}
-	}
-}
+func traceOf(ctx context.Context, info *pfscore.StatementInfo) { pfscore.TraceOf(ctx, info) }

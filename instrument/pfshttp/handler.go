@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/otelpfs/otelpfs/instrument"
+	"github.com/otelpfs/otelpfs/pfscore"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -105,7 +106,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The request's one allocation: the copy of r the handler gets, the
 	// context it carries and the ResponseWriter (see request).
 	q := &request{w: responseWriter{ResponseWriter: w}, list: list}
-	if h.traceContext {
+	if h.traceContext || pfscore.TraceHookSet() {
 		if sc, ok := parseTraceContext(r.Header); ok {
 			if spanKey != nil {
 				q.ctx.setSpan(sc) // before withThread publishes q.ctx

@@ -587,12 +587,12 @@ func withConnTrace(ctx context.Context, conns *sync.Map) context.Context {
 // the trace hook; WithHost names the host.
 func TestTraceAndHost(t *testing.T) {
 	type spanKey struct{}
-	instrument.SetTraceHook(func(ctx context.Context) (tr [16]byte, sp [8]byte, ok bool) {
+	instrument.SetTraceHook(func(ctx context.Context) (tr [16]byte, sp [8]byte, sampled, ok bool) {
 		if ctx.Value(spanKey{}) == nil {
-			return tr, sp, false
+			return tr, sp, false, false
 		}
 		tr[0], sp[0] = 0xab, 0xcd
-		return tr, sp, true
+		return tr, sp, true, true
 	})
 	defer instrument.SetTraceHook(nil)
 	s := newSchema(t)

@@ -78,8 +78,8 @@ func TestTraceHookMatchesOTel(t *testing.T) {
 	parent := trace.ContextWithSpanContext(context.Background(),
 		trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}}))
 	hook := func(ctx context.Context) string {
-		tr, sp, ok := bridge.TraceContext(ctx)
-		return fmt.Sprintf("%x/%x/%v", tr, sp, ok)
+		tr, sp, sampled, ok := bridge.TraceContext(ctx)
+		return fmt.Sprintf("%x/%x/%v/%v", tr, sp, sampled, ok)
 	}
 	direct := 0
 	for _, c := range traceContextCases {
@@ -89,7 +89,7 @@ func TestTraceHookMatchesOTel(t *testing.T) {
 			if g, w := hook(got), hook(want); g != w {
 				t.Errorf("%s, parent %d: the hook gives %s on the request's context, %s on Extract's", c.name, i, g, w)
 			}
-			if _, _, ok := got.(*threadCtx).OtelpfsSpanIDs(); ok {
+			if _, _, _, ok := got.(*threadCtx).OtelpfsSpanIDs(); ok {
 				direct++
 			}
 		}
@@ -108,7 +108,8 @@ func TestTraceHookMatchesOTel(t *testing.T) {
 	}
 	ctx, span := prov.Tracer("t").Start(requestContext(context.Background(), tc), "child")
 	defer span.End()
-	if g, w := hook(ctx), fmt.Sprintf("%x/%x/true", [16]byte(span.SpanContext().TraceID()), [8]byte(span.SpanContext().SpanID())); g != w {
+	if g, w := hook(ctx), fmt.Sprintf("%x/%x/%v/true", [16]byte(span.SpanContext().TraceID()), [8]byte(span.SpanContext().SpanID()),
+		span.SpanContext().IsSampled()); g != w {
 		t.Errorf("a child span's context: the hook gives %s, want the child's %s", g, w)
 	}
 }

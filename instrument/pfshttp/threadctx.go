@@ -68,11 +68,11 @@ func (c *threadCtx) setSpan(sc trace.SpanContext) {
 // them (by an interface, importing nothing of pfshttp) before walking the
 // context for OpenTelemetry's key; plain arrays, not the span context, for
 // it needs the ids only.
-func (c *threadCtx) OtelpfsSpanIDs() (traceID [16]byte, spanID [8]byte, holds bool) {
+func (c *threadCtx) OtelpfsSpanIDs() (traceID [16]byte, spanID [8]byte, sampled, holds bool) {
 	if c.span.Span == nil {
-		return traceID, spanID, false
+		return traceID, spanID, false, false
 	}
-	return c.span.sc.TraceID(), c.span.sc.SpanID(), true
+	return c.span.sc.TraceID(), c.span.sc.SpanID(), c.span.sc.IsSampled(), true
 }
 
 func (c *threadCtx) Value(key any) any {
