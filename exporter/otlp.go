@@ -1,17 +1,21 @@
 package exporter
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	"google.golang.org/grpc/credentials"
@@ -34,8 +38,10 @@ type OTLP struct {
 	mp       *sdkmetric.MeterProvider // nil: metrics off
 	traces   *tracePipeline           // nil: spans off
 	resource *resource.Resource
-	once     sync.Once
-	err      error
+	// shutdownTimeout bounds Shutdown when its context has no deadline.
+	shutdownTimeout time.Duration
+	once            sync.Once
+	err             error
 }
 
 // StartOTLP starts exporting s through OTLP over gRPC, configured by the
@@ -104,7 +110,7 @@ func startOTLP(ctx context.Context, s *pfscore.Schema, c otlpConfig) (*OTLP, err
 		if err != nil {
 			return nil, fmt.Errorf("exporter: %w", err)
 		}
-		exp, err := otlpmetricgrpc.New(ctx, metricsExporterOptions(c.metrics)...)
+		exp, err := newMetricsExporter(ctx, c.metrics)
 		if err != nil {
 			return nil, fmt.Errorf("exporter: OTLP metrics: %w", err)
 		}
@@ -116,15 +122,18 @@ func startOTLP(ctx context.Context, s *pfscore.Schema, c otlpConfig) (*OTLP, err
 	}
 	if c.traces.enabled {
 		tp, err := startTraces(s, traceConfig{
-			endpoint:  c.traces.endpoint,
-			insecure:  c.traces.insecure,
-			tlsConfig: c.traces.tls,
-			headers:   c.traces.headers,
-			timeout:   c.traces.timeout,
-			interval:  c.spanInterval,
-			queueSize: c.spanQueueSize,
-			sqlText:   c.sqlText,
-			resource:  res,
+			protocol:    c.traces.protocol,
+			endpoint:    c.traces.endpoint,
+			url:         c.traces.url,
+			insecure:    c.traces.insecure,
+			tlsConfig:   c.traces.tls,
+			headers:     c.traces.headers,
+			compression: c.traces.compression,
+			timeout:     c.traces.timeout,
+			interval:    c.spanInterval,
+			queueSize:   c.spanQueueSize,
+			sqlText:     c.sqlText,
+			resource:    res,
 		})
 		if err != nil {
 			if o.mp != nil {
@@ -136,7 +145,59 @@ func startOTLP(ctx context.Context, s *pfscore.Schema, c otlpConfig) (*OTLP, err
 		}
 		o.traces = tp
 	}
+	o.shutdownTimeout = c.shutdownTimeout()
 	return o, nil
+}
+
+// shutdownTimeout is how long Shutdown takes at most when its context has
+// no deadline: the longest export timeout of the signals enabled
+// (OTEL_EXPORTER_OTLP_TIMEOUT and the per-signal variables; 10s by
+// default), for the last flush of both signals together.
+func (c *otlpConfig) shutdownTimeout() time.Duration {
+	var d time.Duration
+	for _, s := range []signalConfig{c.metrics, c.traces} {
+		if s.enabled {
+			d = max(d, s.timeout)
+		}
+	}
+	if d <= 0 {
+		d = DefaultOTLPTimeout
+	}
+	return d
+}
+
+// newMetricsExporter makes the metric exporter of sc's protocol.
+func newMetricsExporter(ctx context.Context, sc signalConfig) (sdkmetric.Exporter, error) {
+	if sc.protocol == ProtocolHTTPProtobuf {
+		return otlpmetrichttp.New(ctx, metricsHTTPExporterOptions(sc)...)
+	}
+	return otlpmetricgrpc.New(ctx, metricsExporterOptions(sc)...)
+}
+
+// metricsHTTPExporterOptions turns a signal's configuration into
+// otlpmetrichttp's options, which override what otlpmetrichttp would read
+// from the environment itself.
+func metricsHTTPExporterOptions(sc signalConfig) []otlpmetrichttp.Option {
+	opts := []otlpmetrichttp.Option{
+		otlpmetrichttp.WithEndpointURL(sc.url), // its scheme says whether TLS
+		otlpmetrichttp.WithTimeout(sc.timeout),
+	}
+	if sc.compression == "gzip" {
+		opts = append(opts, otlpmetrichttp.WithCompression(otlpmetrichttp.GzipCompression))
+	} else {
+		opts = append(opts, otlpmetrichttp.WithCompression(otlpmetrichttp.NoCompression))
+	}
+	if !sc.insecure {
+		tlsConfig := sc.tls
+		if tlsConfig == nil {
+			tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		opts = append(opts, otlpmetrichttp.WithTLSClientConfig(tlsConfig))
+	}
+	if sc.headers != nil {
+		opts = append(opts, otlpmetrichttp.WithHeaders(sc.headers))
+	}
+	return opts
 }
 
 // metricsExporterOptions turns a signal's configuration into
@@ -157,6 +218,9 @@ func metricsExporterOptions(sc signalConfig) []otlpmetricgrpc.Option {
 	}
 	if sc.headers != nil {
 		opts = append(opts, otlpmetricgrpc.WithHeaders(sc.headers))
+	}
+	if sc.compression == "gzip" { // none is otlpmetricgrpc's default
+		opts = append(opts, otlpmetricgrpc.WithCompressor("gzip"))
 	}
 	return opts
 }
@@ -225,18 +289,62 @@ func (o *OTLP) ForceFlush(ctx context.Context) error {
 }
 
 // Shutdown sends a last collection and the last spans and stops the
-// pipeline, within ctx: spans still queued when ctx ends are dropped and
-// counted. It returns the same result however often it is called.
+// pipeline, within ctx: it returns by ctx's deadline (and a few
+// milliseconds), whatever the endpoint does (down, stalled, refusing).
+// Without a deadline it takes at most the longest export timeout of the
+// signals (OTEL_EXPORTER_OTLP_TIMEOUT, 10s by default): the last flush of
+// both signals together, not one after the other. Spans still queued when
+// it ends are dropped and counted. It returns the same result however
+// often it is called.
 func (o *OTLP) Shutdown(ctx context.Context) error {
-	o.once.Do(func() {
-		var errs []error
-		if o.mp != nil {
-			errs = append(errs, o.mp.Shutdown(ctx))
-		}
-		if o.traces != nil {
-			errs = append(errs, o.traces.shutdown(ctx))
-		}
-		o.err = errors.Join(errs...)
-	})
+	o.once.Do(func() { o.err = o.shutdown(ctx) })
 	return o.err
+}
+
+// shutdownGrace is how long Shutdown waits for the signals after its
+// context ended: they end their exports with the context, so this is only
+// for the goroutines to report.
+const shutdownGrace = 100 * time.Millisecond
+
+func (o *OTLP) shutdown(ctx context.Context) error {
+	if o.mp == nil && o.traces == nil {
+		return nil
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cmp.Or(o.shutdownTimeout, DefaultOTLPTimeout))
+		defer cancel()
+	}
+	// Both signals at once, each within ctx: the metrics' last export
+	// retrying against a down endpoint must not eat the spans' time.
+	results := make(chan error, 2)
+	n := 0
+	if o.mp != nil {
+		n++
+		go func() { results <- o.mp.Shutdown(ctx) }()
+	}
+	if o.traces != nil {
+		n++
+		go func() { results <- o.traces.shutdown(ctx) }()
+	}
+	var errs []error
+	var grace <-chan time.Time
+	done := ctx.Done()
+	for n > 0 {
+		select {
+		case err := <-results:
+			errs = append(errs, err)
+			n--
+		case <-done:
+			done = nil
+			t := time.NewTimer(shutdownGrace)
+			defer t.Stop()
+			grace = t.C
+		case <-grace:
+			// A signal still stopping past ctx: its goroutine ends on its
+			// own (its exports have ctx); Shutdown does not wait for it.
+			return errors.Join(append(errs, fmt.Errorf("exporter: shutdown: %w", context.Cause(ctx)))...)
+		}
+	}
+	return errors.Join(errs...)
 }

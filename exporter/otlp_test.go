@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"strings"
 	"sync"
@@ -109,7 +110,86 @@ func TestOTLPConfigEnv(t *testing.T) {
 					t.Error("not disabled")
 				}
 			}},
-		{name: "protocol", env: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}, wantErr: "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf"},
+		{name: "http/protobuf defaults", env: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"},
+			check: func(t *testing.T, c otlpConfig) {
+				if c.metrics.url != "http://localhost:4318/v1/metrics" || c.traces.url != "http://localhost:4318/v1/traces" ||
+					c.metrics.protocol != ProtocolHTTPProtobuf || c.traces.protocol != ProtocolHTTPProtobuf || !c.traces.insecure {
+					t.Errorf("metrics %+v traces %+v, want http://localhost:4318/v1/<signal>", c.metrics, c.traces)
+				}
+			}},
+		{name: "http/protobuf general endpoint gets the signal's path", env: map[string]string{
+			"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT": "https://otlp.example/base/"},
+			check: func(t *testing.T, c otlpConfig) {
+				// No port: the URL's own (443), not 4318; a hosted backend is https://host.
+				if c.metrics.url != "https://otlp.example/base/v1/metrics" || c.traces.url != "https://otlp.example/base/v1/traces" || c.traces.insecure {
+					t.Errorf("urls %s %s", c.metrics.url, c.traces.url)
+				}
+			}},
+		{name: "http/protobuf per-signal endpoint is used as is", env: map[string]string{
+			"OTEL_EXPORTER_OTLP_PROTOCOL":         "http/protobuf",
+			"OTEL_EXPORTER_OTLP_ENDPOINT":         "http://general:4318",
+			"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT":  "http://traces:9999/custom/spans",
+			"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://metrics:4318"},
+			check: func(t *testing.T, c otlpConfig) {
+				if c.metrics.url != "http://metrics:4318/" || c.traces.url != "http://traces:9999/custom/spans" {
+					t.Errorf("urls %s %s", c.metrics.url, c.traces.url)
+				}
+			}},
+		{name: "http/protobuf host:port means TLS unless INSECURE", env: map[string]string{
+			"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT": "c:4318",
+			"OTEL_EXPORTER_OTLP_TRACES_INSECURE": "true"},
+			check: func(t *testing.T, c otlpConfig) {
+				if c.metrics.url != "https://c:4318/v1/metrics" || c.traces.url != "http://c:4318/v1/traces" {
+					t.Errorf("urls %s %s", c.metrics.url, c.traces.url)
+				}
+			}},
+		{name: "per-signal protocol beats general", env: map[string]string{
+			"OTEL_EXPORTER_OTLP_PROTOCOL":         "http/protobuf",
+			"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "grpc",
+			"OTEL_EXPORTER_OTLP_ENDPOINT":         "http://c"},
+			check: func(t *testing.T, c otlpConfig) {
+				if c.metrics.protocol != ProtocolGRPC || c.metrics.endpoint != "c:4317" || c.metrics.url != "" {
+					t.Errorf("metrics %+v, want grpc to c:4317", c.metrics)
+				}
+				if c.traces.protocol != ProtocolHTTPProtobuf || c.traces.url != "http://c/v1/traces" {
+					t.Errorf("traces %+v, want http/protobuf to http://c/v1/traces", c.traces)
+				}
+			}},
+		{name: "per-signal traces protocol", env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"},
+			check: func(t *testing.T, c otlpConfig) {
+				if c.metrics.protocol != ProtocolGRPC || c.metrics.endpoint != "localhost:4317" ||
+					c.traces.protocol != ProtocolHTTPProtobuf || c.traces.url != "http://localhost:4318/v1/traces" {
+					t.Errorf("metrics %+v traces %+v", c.metrics, c.traces)
+				}
+			}},
+		{name: "WithProtocol and WithEndpoint beat the environment", env: map[string]string{
+			"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc",
+			"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://env:4317"},
+			opts: []OTLPOption{WithEndpoint("http://opt:4318/otlp"), WithProtocol(ProtocolHTTPProtobuf)},
+			check: func(t *testing.T, c otlpConfig) {
+				if c.metrics.url != "http://opt:4318/otlp/v1/metrics" || c.traces.url != "http://opt:4318/otlp/v1/traces" {
+					t.Errorf("urls %s %s", c.metrics.url, c.traces.url)
+				}
+			}},
+		{name: "WithTLSConfig makes an http URL https", env: map[string]string{
+			"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"},
+			opts: []OTLPOption{WithTLSConfig(&tls.Config{MinVersion: tls.VersionTLS13})},
+			check: func(t *testing.T, c otlpConfig) {
+				if c.metrics.url != "https://c:4318/v1/metrics" || c.metrics.insecure {
+					t.Errorf("metrics %+v", c.metrics)
+				}
+			}},
+		{name: "compression", env: map[string]string{"OTEL_EXPORTER_OTLP_COMPRESSION": "gzip", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": "none"},
+			check: func(t *testing.T, c otlpConfig) {
+				if c.metrics.compression != "gzip" || c.traces.compression != "" {
+					t.Errorf("compression %q %q", c.metrics.compression, c.traces.compression)
+				}
+			}},
+		{name: "http/json", env: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, wantErr: "OTEL_EXPORTER_OTLP_PROTOCOL=http/json: otelpfs sends OTLP as protobuf only"},
+		{name: "bad protocol", env: map[string]string{"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "udp"}, wantErr: "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL=udp"},
+		{name: "bad protocol option", opts: []OTLPOption{WithProtocol("http/json")}, wantErr: "WithProtocol"},
+		{name: "bad compression", env: map[string]string{"OTEL_EXPORTER_OTLP_COMPRESSION": "zstd"}, wantErr: "OTEL_EXPORTER_OTLP_COMPRESSION=zstd"},
+		{name: "gRPC per-signal path", env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4317/v1/traces"}, wantErr: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"},
 		{name: "bad endpoint", env: map[string]string{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "collector"}, wantErr: "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"},
 		{name: "bad scheme", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "ftp://c:1"}, wantErr: "scheme"},
 		{name: "path", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318/v1/metrics"}, wantErr: "no path"},

@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,13 +24,20 @@ import (
 // Defaults of the OTLP pipeline, as the OpenTelemetry specification sets
 // them where it does.
 const (
-	DefaultOTLPEndpoint    = "localhost:4317"
-	DefaultExportInterval  = 60 * time.Second // OTEL_METRIC_EXPORT_INTERVAL
-	DefaultExportTimeout   = 30 * time.Second // OTEL_METRIC_EXPORT_TIMEOUT
-	DefaultOTLPTimeout     = 10 * time.Second // OTEL_EXPORTER_OTLP_TIMEOUT
-	DefaultSpanInterval    = 5 * time.Second  // how often the history tables are read
-	DefaultSpanQueueSize   = 2048             // spans waiting to be sent, the batch in flight included; more are dropped and counted
-	defaultSpanIntervalEnv = "OTELPFS_SPAN_INTERVAL"
+	DefaultOTLPEndpoint     = "localhost:4317"        // OTLP/gRPC
+	DefaultOTLPHTTPEndpoint = "http://localhost:4318" // OTLP/HTTP; /v1/metrics and /v1/traces are appended
+	DefaultExportInterval   = 60 * time.Second        // OTEL_METRIC_EXPORT_INTERVAL
+	DefaultExportTimeout    = 30 * time.Second        // OTEL_METRIC_EXPORT_TIMEOUT
+	DefaultOTLPTimeout      = 10 * time.Second        // OTEL_EXPORTER_OTLP_TIMEOUT
+	DefaultSpanInterval     = 5 * time.Second         // how often the history tables are read
+	DefaultSpanQueueSize    = 2048                    // spans waiting to be sent, the batch in flight included; more are dropped and counted
+	defaultSpanIntervalEnv  = "OTELPFS_SPAN_INTERVAL"
+)
+
+// The OTLP protocols (OTEL_EXPORTER_OTLP_PROTOCOL, WithProtocol).
+const (
+	ProtocolGRPC         = "grpc"          // OTLP/gRPC, otelpfs's default
+	ProtocolHTTPProtobuf = "http/protobuf" // OTLP/HTTP with binary protobuf bodies
 )
 
 // maxMillis is the most milliseconds a time.Duration holds (292 years).
@@ -45,12 +54,32 @@ func (f otlpOptionFunc) applyOTLP(c *otlpConfig) { f(c) }
 
 // signalConfig is where one signal (metrics or traces) goes.
 type signalConfig struct {
-	enabled  bool
-	endpoint string // host:port
-	insecure bool
-	tls      *tls.Config // nil and !insecure: the system's roots
-	headers  map[string]string
-	timeout  time.Duration // one export
+	enabled     bool
+	protocol    string // ProtocolGRPC or ProtocolHTTPProtobuf
+	endpoint    string // host:port (gRPC; for HTTP the URL's host)
+	url         string // http/protobuf: the URL to POST to
+	insecure    bool
+	tls         *tls.Config // nil and !insecure: the system's roots
+	headers     map[string]string
+	timeout     time.Duration // one export
+	compression string        // "gzip" or "" (none)
+
+	// ep is the endpoint as configured, resolved into endpoint and url
+	// once the protocol is known (after the options).
+	ep endpointSpec
+}
+
+// endpointSpec is a configured endpoint, before the protocol says what it
+// means.
+type endpointSpec struct {
+	set       bool
+	name      string // the variable or option that set it, for errors
+	fromEnv   bool
+	perSignal bool   // OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT: an HTTP URL used as is
+	scheme    string // "http", "https", or "" for host:port
+	host      string // host[:port]
+	path      string
+	rawQuery  string
 }
 
 // otlpConfig is StartOTLP's configuration: the environment, then options.
@@ -84,7 +113,67 @@ func newOTLPConfig(getenv func(string) string, opts []OTLPOption) otlpConfig {
 	for _, o := range opts {
 		o.applyOTLP(&c)
 	}
+	c.resolve(&c.metrics, "metrics")
+	c.resolve(&c.traces, "traces")
 	return c
+}
+
+// resolve turns a signal's endpoint into what its protocol sends to, as
+// the specification says: for gRPC host:port (a URL without a port gets
+// 4317; a URL has no path); for http/protobuf a URL, the general endpoint
+// (OTEL_EXPORTER_OTLP_ENDPOINT, WithEndpoint) with /v1/<signal> appended to
+// its path, the per-signal one as it is (but / for no path). The scheme
+// follows insecure (http without TLS, https with), which the endpoint's
+// own scheme set unless an option changed it since.
+func (c *otlpConfig) resolve(s *signalConfig, signal string) {
+	if s.protocol == "" {
+		s.protocol = ProtocolGRPC
+	}
+	ep := s.ep
+	fail := func(err error) {
+		err = fmt.Errorf("%s: %w", ep.name, err)
+		if ep.fromEnv { // the environment's errors come first (envErrs)
+			c.errs = slices.Insert(c.errs, c.envErrs, err)
+			c.envErrs++
+		} else {
+			c.errs = append(c.errs, err)
+		}
+	}
+	switch s.protocol {
+	case ProtocolGRPC:
+		s.url = ""
+		if !ep.set {
+			s.endpoint = DefaultOTLPEndpoint
+			return
+		}
+		if ep.scheme == "" {
+			s.endpoint = ep.host
+			return
+		}
+		if ep.path != "" && ep.path != "/" || ep.rawQuery != "" {
+			fail(fmt.Errorf("%q: an OTLP/gRPC endpoint has no path", ep.url()))
+			return
+		}
+		s.endpoint = ep.host
+		if _, _, err := net.SplitHostPort(ep.host); err != nil {
+			s.endpoint = net.JoinHostPort(strings.Trim(ep.host, "[]"), "4317")
+		}
+	case ProtocolHTTPProtobuf:
+		u := url.URL{Host: "localhost:4318", Path: "/v1/" + signal}
+		if ep.set {
+			u.Host, u.RawQuery = ep.host, ep.rawQuery
+			if ep.perSignal {
+				u.Path = cmp.Or(ep.path, "/")
+			} else {
+				u.Path = strings.TrimSuffix(ep.path, "/") + "/v1/" + signal
+			}
+		}
+		u.Scheme = "https"
+		if s.insecure {
+			u.Scheme = "http"
+		}
+		s.endpoint, s.url = u.Host, u.String()
+	}
 }
 
 // readEnv applies the OTEL_* variables the specification defines for an
@@ -92,9 +181,6 @@ func newOTLPConfig(getenv func(string) string, opts []OTLPOption) otlpConfig {
 func (c *otlpConfig) readEnv(getenv func(string) string) {
 	if b, ok := c.envBool(getenv, "OTEL_SDK_DISABLED"); ok {
 		c.disabled = b
-	}
-	if p := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL")); p != "" && p != "grpc" {
-		c.errs = append(c.errs, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%s: otelpfs sends OTLP over gRPC only (grpc)", p))
 	}
 	c.metrics = c.signalEnv(getenv, "METRICS")
 	c.traces = c.signalEnv(getenv, "TRACES")
@@ -171,8 +257,9 @@ func (c *otlpConfig) signalEnv(getenv func(string) string, signal string) signal
 		name = "OTEL_EXPORTER_OTLP_" + suffix
 		return name, strings.TrimSpace(getenv(name))
 	}
-	s := signalConfig{enabled: true, endpoint: DefaultOTLPEndpoint, insecure: true, timeout: DefaultOTLPTimeout}
-	// The specification's default endpoint is http://localhost:4317: no TLS.
+	s := signalConfig{enabled: true, insecure: true, timeout: DefaultOTLPTimeout}
+	// The specification's default endpoints are http://localhost:4317
+	// (gRPC) and http://localhost:4318 (HTTP): no TLS.
 	insecureName, insecureVal := get("INSECURE")
 	if insecureVal != "" {
 		b, err := strconv.ParseBool(insecureVal)
@@ -181,17 +268,34 @@ func (c *otlpConfig) signalEnv(getenv func(string) string, signal string) signal
 		}
 		s.insecure = b
 	}
+	if name, v := get("PROTOCOL"); v != "" {
+		p, err := parseProtocol(v)
+		if err != nil {
+			c.errs = append(c.errs, fmt.Errorf("%s=%s: %w", name, v, err))
+		}
+		s.protocol = p
+	}
 	if name, v := get("ENDPOINT"); v != "" {
-		host, insecure, hasScheme, err := parseEndpoint(v)
+		ep, err := parseEndpoint(v)
 		if err != nil {
 			c.errs = append(c.errs, fmt.Errorf("%s: %w", name, err))
 		} else {
-			s.endpoint = host
-			if hasScheme { // the scheme decides; INSECURE applies without one
-				s.insecure = insecure
+			ep.name, ep.fromEnv, ep.perSignal = name, true, name != "OTEL_EXPORTER_OTLP_ENDPOINT"
+			s.ep = ep
+			if ep.scheme != "" { // the scheme decides; INSECURE applies without one
+				s.insecure = ep.scheme == "http"
 			} else if insecureVal == "" {
 				s.insecure = false
 			}
+		}
+	}
+	if name, v := get("COMPRESSION"); v != "" {
+		switch v {
+		case "gzip":
+			s.compression = "gzip"
+		case "none":
+		default:
+			c.errs = append(c.errs, fmt.Errorf("%s=%s: want gzip or none", name, v))
 		}
 	}
 	if name, v := get("HEADERS"); v != "" {
@@ -251,38 +355,57 @@ func (c *otlpConfig) envMillis(getenv func(string) string, name string) (time.Du
 	return time.Duration(ms) * time.Millisecond, true
 }
 
-// parseEndpoint reads an OTLP/gRPC endpoint: a URL (http:// means no TLS,
-// https:// TLS) or host:port. A URL without a port gets 4317.
-func parseEndpoint(v string) (host string, insecure, hasScheme bool, err error) {
+// parseEndpoint reads an OTLP endpoint: a URL (http:// means no TLS,
+// https:// TLS) or host:port. What its path and a missing port mean
+// depends on the protocol (resolve).
+func parseEndpoint(v string) (endpointSpec, error) {
 	if strings.Contains(v, "://") {
 		u, err := url.Parse(v)
 		if err != nil {
-			return "", false, false, fmt.Errorf("%q is not a URL: %v", v, err)
+			return endpointSpec{}, fmt.Errorf("%q is not a URL: %v", v, err)
 		}
 		switch u.Scheme {
-		case "http":
-			insecure = true
-		case "https":
+		case "http", "https":
 		default:
-			return "", false, false, fmt.Errorf("%q: the scheme must be http or https", v)
+			return endpointSpec{}, fmt.Errorf("%q: the scheme must be http or https", v)
 		}
-		if u.Path != "" && u.Path != "/" {
-			return "", false, false, fmt.Errorf("%q: an OTLP/gRPC endpoint has no path", v)
+		if u.Hostname() == "" || u.User != nil {
+			return endpointSpec{}, fmt.Errorf("%q: want http(s)://host[:port][/path]", v)
 		}
-		host = u.Host
-		if u.Port() == "" {
-			host = net.JoinHostPort(u.Hostname(), "4317")
+		if p := u.Port(); p != "" {
+			if n, err := strconv.ParseUint(p, 10, 16); err != nil || n == 0 {
+				return endpointSpec{}, fmt.Errorf("%q: bad port %q", v, p)
+			}
 		}
-		v, hasScheme = host, true
+		return endpointSpec{set: true, scheme: u.Scheme, host: u.Host, path: u.Path, rawQuery: u.RawQuery}, nil
 	}
 	h, p, err := net.SplitHostPort(v)
 	if err != nil || h == "" || p == "" {
-		return "", false, false, fmt.Errorf("%q: want host:port or http(s)://host:port", v)
+		return endpointSpec{}, fmt.Errorf("%q: want host:port or http(s)://host:port", v)
 	}
 	if n, err := strconv.ParseUint(p, 10, 16); err != nil || n == 0 {
-		return "", false, false, fmt.Errorf("%q: bad port %q", v, p)
+		return endpointSpec{}, fmt.Errorf("%q: bad port %q", v, p)
 	}
-	return v, insecure, hasScheme, nil
+	return endpointSpec{set: true, host: v}, nil
+}
+
+// url writes the endpoint back as configured, for errors.
+func (e endpointSpec) url() string {
+	if e.scheme == "" {
+		return e.host
+	}
+	return (&url.URL{Scheme: e.scheme, Host: e.host, Path: e.path, RawQuery: e.rawQuery}).String()
+}
+
+// parseProtocol reads OTEL_EXPORTER_OTLP_PROTOCOL's values.
+func parseProtocol(v string) (string, error) {
+	switch v {
+	case ProtocolGRPC, ProtocolHTTPProtobuf:
+		return v, nil
+	case "http/json":
+		return "", errors.New("otelpfs sends OTLP as protobuf only: grpc or http/protobuf, not http/json")
+	}
+	return "", errors.New("want grpc or http/protobuf")
 }
 
 // parseHeaders reads OTEL_EXPORTER_OTLP_HEADERS: key=value pairs separated
@@ -308,24 +431,41 @@ func parseHeaders(v string) (map[string]string, error) {
 	return h, nil
 }
 
-// WithEndpoint sends both signals to endpoint: a URL whose scheme chooses
-// TLS (https) or none (http), or host:port, which keeps the choice the
-// environment made (by default none, as for the default endpoint,
-// http://localhost:4317). It beats OTEL_EXPORTER_OTLP_ENDPOINT and the
-// per-signal variables.
+// WithEndpoint sends both signals to endpoint, as
+// OTEL_EXPORTER_OTLP_ENDPOINT would: a URL whose scheme chooses TLS (https)
+// or none (http), or host:port, which keeps the choice the environment
+// made (by default none, as for the default endpoints). Over gRPC the URL
+// has no path (and 4317 when it names no port); over http/protobuf
+// /v1/metrics and /v1/traces are appended to its path. It beats
+// OTEL_EXPORTER_OTLP_ENDPOINT and the per-signal variables.
 func WithEndpoint(endpoint string) OTLPOption {
 	return otlpOptionFunc(func(c *otlpConfig) {
-		host, insecure, hasScheme, err := parseEndpoint(endpoint)
+		ep, err := parseEndpoint(endpoint)
 		if err != nil {
 			c.errs = append(c.errs, fmt.Errorf("WithEndpoint: %w", err))
 			return
 		}
+		ep.name = "WithEndpoint"
 		for _, s := range []*signalConfig{&c.metrics, &c.traces} {
-			s.endpoint = host
-			if hasScheme {
-				s.insecure = insecure
+			s.ep = ep
+			if ep.scheme != "" {
+				s.insecure = ep.scheme == "http"
 			}
 		}
+	})
+}
+
+// WithProtocol sends both signals over protocol, ProtocolGRPC or
+// ProtocolHTTPProtobuf, beating OTEL_EXPORTER_OTLP_PROTOCOL and the
+// per-signal variables.
+func WithProtocol(protocol string) OTLPOption {
+	return otlpOptionFunc(func(c *otlpConfig) {
+		p, err := parseProtocol(protocol)
+		if err != nil {
+			c.errs = append(c.errs, fmt.Errorf("WithProtocol(%q): %w", protocol, err))
+			return
+		}
+		c.metrics.protocol, c.traces.protocol = p, p
 	})
 }
 
@@ -344,8 +484,8 @@ func WithTLSConfig(cfg *tls.Config) OTLPOption {
 	})
 }
 
-// WithHeaders sends headers (gRPC metadata) with every export, replacing
-// OTEL_EXPORTER_OTLP_HEADERS.
+// WithHeaders sends headers (gRPC metadata, or HTTP headers) with every
+// export, replacing OTEL_EXPORTER_OTLP_HEADERS.
 func WithHeaders(headers map[string]string) OTLPOption {
 	headers = maps.Clone(headers) // the caller may change its map later
 	return otlpOptionFunc(func(c *otlpConfig) {

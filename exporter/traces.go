@@ -21,11 +21,13 @@ import (
 	otelcodes "go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/resource"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
@@ -57,15 +59,18 @@ const (
 // traceConfig configures startTraces. Zero durations and sizes take the
 // defaults above.
 type traceConfig struct {
-	endpoint  string            // host:port of an OTLP/gRPC receiver
-	insecure  bool              // plaintext; else TLS
-	tlsConfig *tls.Config       // nil and !insecure: system roots
-	headers   map[string]string // sent with every export
-	timeout   time.Duration     // per export
-	interval  time.Duration     // how often history is read
-	queueSize int               // spans held for export; more are dropped and counted
-	sqlText   bool              // export SQL_TEXT as db.query.text
-	resource  *resource.Resource
+	protocol    string            // ProtocolGRPC ("" too) or ProtocolHTTPProtobuf
+	endpoint    string            // gRPC: host:port of an OTLP/gRPC receiver
+	url         string            // http/protobuf: the URL to POST to
+	insecure    bool              // plaintext; else TLS
+	tlsConfig   *tls.Config       // nil and !insecure: system roots
+	headers     map[string]string // sent with every export
+	compression string            // "gzip" or "" (none)
+	timeout     time.Duration     // per export
+	interval    time.Duration     // how often history is read
+	queueSize   int               // spans held for export; more are dropped and counted
+	sqlText     bool              // export SQL_TEXT as db.query.text
+	resource    *resource.Resource
 
 	// Retries of a failed export: exponential backoff from retryInitial,
 	// capped at retryMax, given up retryElapsed after the first attempt.
@@ -73,7 +78,7 @@ type traceConfig struct {
 }
 
 // tracePipeline reads a schema's history into spans and sends them over
-// OTLP/gRPC. Three goroutines share it:
+// OTLP/gRPC or OTLP/HTTP (a traceSender). Three goroutines share it:
 //
 //	reader  every interval: History.Read, then enqueue (under mu)
 //	sender  takes a batch from the queue's head, exports it (mu not held),
@@ -89,8 +94,7 @@ type traceConfig struct {
 type tracePipeline struct {
 	cfg     traceConfig
 	hist    *bridge.History
-	conn    *grpc.ClientConn
-	client  ptraceotlp.GRPCClient
+	sender  traceSender
 	res     pcommon.Resource // converted once; copied into each request
 	counter *exportCounters
 
@@ -164,7 +168,7 @@ func startTraces(s *pfscore.Schema, cfg traceConfig) (*tracePipeline, error) {
 	if s == nil {
 		return nil, errors.New("exporter: traces: nil Schema")
 	}
-	if cfg.endpoint == "" {
+	if cfg.endpoint == "" && cfg.url == "" {
 		return nil, errors.New("exporter: traces: no endpoint")
 	}
 	cfg = traceDefaults(cfg)
@@ -172,33 +176,24 @@ func startTraces(s *pfscore.Schema, cfg traceConfig) (*tracePipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	var creds credentials.TransportCredentials
-	switch {
-	case cfg.insecure:
-		creds = insecure.NewCredentials()
-	case cfg.tlsConfig != nil:
-		creds = credentials.NewTLS(cfg.tlsConfig.Clone())
+	var sender traceSender
+	switch cfg.protocol {
+	case ProtocolGRPC:
+		sender, err = newGRPCTraceSender(cfg)
+	case ProtocolHTTPProtobuf:
+		sender, err = newHTTPTraceSender(cfg)
 	default:
-		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
+		err = fmt.Errorf("protocol %q: want grpc or http/protobuf", cfg.protocol)
 	}
-	// gRPC's own reconnection backoff grows to two minutes by default: a
-	// receiver back after an outage would wait that long for its spans.
-	// Cap it with the export retries' backoff.
-	conn, err := grpc.NewClient(cfg.endpoint, grpc.WithTransportCredentials(creds),
-		grpc.WithConnectParams(grpc.ConnectParams{
-			Backoff: backoff.Config{BaseDelay: cfg.retryInitial, Multiplier: 1.6, Jitter: 0.2,
-				MaxDelay: cfg.retryMax},
-			MinConnectTimeout: cfg.timeout,
-		}))
 	if err != nil {
 		return nil, fmt.Errorf("exporter: traces: %w", err)
 	}
 	c, err := countersFor(s)
 	if err != nil {
-		_ = conn.Close()
+		_ = sender.close()
 		return nil, err
 	}
-	p := &tracePipeline{cfg: cfg, hist: hist, conn: conn, client: ptraceotlp.NewGRPCClient(conn),
+	p := &tracePipeline{cfg: cfg, hist: hist, sender: sender,
 		res: pcommon.NewResource(), counter: c,
 		queue: make([]bridge.Span, cfg.queueSize), progress: make(chan struct{}),
 		wake: make(chan struct{}, 1), kick: make(chan struct{}, 1),
@@ -218,6 +213,9 @@ func startTraces(s *pfscore.Schema, cfg traceConfig) (*tracePipeline, error) {
 }
 
 func traceDefaults(cfg traceConfig) traceConfig {
+	if cfg.protocol == "" {
+		cfg.protocol = ProtocolGRPC
+	}
 	if cfg.timeout <= 0 {
 		cfg.timeout = defaultTraceTimeout
 	}
@@ -370,10 +368,16 @@ func (p *tracePipeline) exportWithRetry(batch []bridge.Span) bool {
 			return true
 		}
 		p.setErr(err)
-		if !retryable(err) || time.Since(first)+wait > p.cfg.retryElapsed {
+		// The receiver may say when to come back (Retry-After, RetryInfo):
+		// then that, rather than the backoff.
+		delay := wait
+		if d := retryDelay(err); d > 0 {
+			delay = d
+		}
+		if !retryable(err) || time.Since(first)+delay > p.cfg.retryElapsed {
 			return false
 		}
-		t := time.NewTimer(wait)
+		t := time.NewTimer(delay)
 		select {
 		case <-t.C:
 		case <-p.kick:
@@ -391,25 +395,111 @@ func (p *tracePipeline) exportWithRetry(batch []bridge.Span) bool {
 func (p *tracePipeline) export(req ptraceotlp.ExportRequest) (int64, error) {
 	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.timeout)
 	defer cancel()
-	if len(p.cfg.headers) > 0 {
-		ctx = metadata.NewOutgoingContext(ctx, metadata.New(p.cfg.headers))
+	rejected, msg, err := p.sender.export(ctx, req)
+	if err == nil && msg != "" {
+		// A partial success: the receiver took the export, rejected
+		// some spans (counted by the caller) or warns. Not retried.
+		otel.Handle(fmt.Errorf("exporter: traces: the receiver rejected %d spans: %s", rejected, msg))
 	}
-	resp, err := p.client.Export(ctx, req)
-	if err != nil {
-		return 0, err
-	}
-	return resp.PartialSuccess().RejectedSpans(), nil
+	return rejected, err
 }
 
+// A traceSender sends one export request to a receiver: over gRPC
+// (grpcTraceSender) or HTTP (httpTraceSender). export returns the spans
+// the receiver rejected and its message (a partial success), or an error
+// that retryable and retryDelay classify.
+type traceSender interface {
+	export(ctx context.Context, req ptraceotlp.ExportRequest) (rejected int64, msg string, err error)
+	close() error
+}
+
+// grpcTraceSender sends with pdata's ptraceotlp gRPC client.
+type grpcTraceSender struct {
+	conn    *grpc.ClientConn
+	client  ptraceotlp.GRPCClient
+	md      metadata.MD
+	callOpt []grpc.CallOption
+}
+
+func newGRPCTraceSender(cfg traceConfig) (*grpcTraceSender, error) {
+	var creds credentials.TransportCredentials
+	switch {
+	case cfg.insecure:
+		creds = insecure.NewCredentials()
+	case cfg.tlsConfig != nil:
+		creds = credentials.NewTLS(cfg.tlsConfig.Clone())
+	default:
+		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
+	}
+	// gRPC's own reconnection backoff grows to two minutes by default: a
+	// receiver back after an outage would wait that long for its spans.
+	// Cap it with the export retries' backoff.
+	conn, err := grpc.NewClient(cfg.endpoint, grpc.WithTransportCredentials(creds),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff: backoff.Config{BaseDelay: cfg.retryInitial, Multiplier: 1.6, Jitter: 0.2,
+				MaxDelay: cfg.retryMax},
+			MinConnectTimeout: cfg.timeout,
+		}))
+	if err != nil {
+		return nil, err
+	}
+	g := &grpcTraceSender{conn: conn, client: ptraceotlp.NewGRPCClient(conn)}
+	if len(cfg.headers) > 0 {
+		g.md = metadata.New(cfg.headers)
+	}
+	if cfg.compression == "gzip" {
+		g.callOpt = append(g.callOpt, grpc.UseCompressor(gzip.Name))
+	}
+	return g, nil
+}
+
+func (g *grpcTraceSender) export(ctx context.Context, req ptraceotlp.ExportRequest) (int64, string, error) {
+	if g.md != nil {
+		ctx = metadata.NewOutgoingContext(ctx, g.md)
+	}
+	resp, err := g.client.Export(ctx, req, g.callOpt...)
+	if err != nil {
+		return 0, "", err
+	}
+	ps := resp.PartialSuccess()
+	return ps.RejectedSpans(), ps.ErrorMessage(), nil
+}
+
+func (g *grpcTraceSender) close() error { return g.conn.Close() }
+
 // retryable reports whether an export error is worth another attempt, as
-// the OTLP specification lists the transient gRPC codes.
+// the OTLP specification lists the transient gRPC codes and HTTP statuses
+// (429, 502, 503, 504); an HTTP request that got no answer (refused,
+// reset, timed out) is retried too.
 func retryable(err error) bool {
+	var he *httpExportError
+	if errors.As(err, &he) {
+		return he.retryable()
+	}
 	switch status.Code(err) {
 	case codes.Canceled, codes.DeadlineExceeded, codes.Aborted, codes.OutOfRange,
 		codes.Unavailable, codes.DataLoss, codes.ResourceExhausted:
 		return true
 	}
 	return false
+}
+
+// retryDelay is how long the receiver asked the exporter to wait before
+// the next attempt: HTTP's Retry-After, gRPC's RetryInfo; 0 if it did not
+// say.
+func retryDelay(err error) time.Duration {
+	var he *httpExportError
+	if errors.As(err, &he) {
+		return he.retryAfter
+	}
+	if st, ok := status.FromError(err); ok {
+		for _, d := range st.Details() {
+			if ri, ok := d.(*errdetails.RetryInfo); ok && ri.GetRetryDelay() != nil {
+				return max(ri.GetRetryDelay().AsDuration(), 0)
+			}
+		}
+	}
+	return 0
 }
 
 func (p *tracePipeline) setErr(err error) {
@@ -427,15 +517,16 @@ func (p *tracePipeline) forceFlush(ctx context.Context) error {
 		return errors.New("exporter: traces: shut down")
 	default:
 	}
+	lost := p.counter.spansLost.Load() // before the read: its spans may fail before drain looks
 	p.readHistory()
-	return p.drain(ctx)
+	return p.drain(ctx, lost)
 }
 
-// drain waits until the spans enqueued so far are finished.
-func (p *tracePipeline) drain(ctx context.Context) error {
+// drain waits until the spans enqueued so far are finished. It returns
+// the last export error if spans were lost since the count lost.
+func (p *tracePipeline) drain(ctx context.Context, lost uint64) error {
 	p.mu.Lock()
 	target := p.enqueued
-	lost := p.counter.spansLost.Load()
 	p.mu.Unlock()
 	select {
 	case p.kick <- struct{}{}:
@@ -467,8 +558,9 @@ func (p *tracePipeline) shutdown(ctx context.Context) error {
 	p.once.Do(func() {
 		close(p.stopRead)
 		<-p.readDone
+		lost := p.counter.spansLost.Load()
 		p.readHistory()
-		err = p.drain(ctx)
+		err = p.drain(ctx, lost)
 		p.cancel() // ends an export or backoff in flight
 		close(p.stopSend)
 		<-p.sendDone
@@ -483,7 +575,7 @@ func (p *tracePipeline) shutdown(ctx context.Context) error {
 		p.progress = make(chan struct{})
 		p.mu.Unlock()
 		p.counter.spansLost.Add(uint64(left))
-		err = errors.Join(err, p.conn.Close())
+		err = errors.Join(err, p.sender.close())
 	})
 	return err
 }
