@@ -167,22 +167,44 @@
 // # OTLP
 //
 // StartOTLP sends a schema's summaries to an OpenTelemetry Collector (or
-// any OTLP/gRPC endpoint) as metrics, configured by the standard OTEL_*
-// environment and then options, and returns the running pipeline; its
-// Shutdown sends a last collection:
+// any OTLP endpoint, over gRPC or HTTP) as metrics, configured by the
+// standard OTEL_* environment and then options, and returns the running
+// pipeline; its Shutdown sends a last collection, within its context:
 //
 //	o, err := exporter.StartOTLP(ctx, pfscore.Default())
 //	if err != nil {
 //		log.Fatal(err)
 //	}
-//	defer o.Shutdown(context.Background())
+//	defer func() {
+//		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+//		defer cancel()
+//		_ = o.Shutdown(ctx)
+//	}()
 //
 // A periodic reader (sdk/metric) collects bridge.NewProducer's metric data
-// every OTEL_METRIC_EXPORT_INTERVAL and sends it with otlpmetricgrpc.
-// Sums are cumulative with a StartTime, so a collection the endpoint
-// missed (down, restarting, too slow for the timeout) loses nothing: the
-// next one carries it. Collection reads the tables as any reader does; the
-// instrumented code never waits for it or for the network.
+// every OTEL_METRIC_EXPORT_INTERVAL and sends it with otlpmetricgrpc, or
+// otlpmetrichttp when OTEL_EXPORTER_OTLP_PROTOCOL (or
+// OTEL_EXPORTER_OTLP_METRICS_PROTOCOL, or WithProtocol) says
+// http/protobuf. Sums are cumulative with a StartTime, so a collection the
+// endpoint missed (down, restarting, too slow for the timeout) loses
+// nothing: the next one carries it. Collection reads the tables as any
+// reader does; the instrumented code never waits for it or for the
+// network.
+//
+// Over http/protobuf the endpoints follow the OpenTelemetry
+// specification: OTEL_EXPORTER_OTLP_ENDPOINT (and WithEndpoint) is a base
+// URL to which /v1/metrics and /v1/traces are appended;
+// OTEL_EXPORTER_OTLP_METRICS_ENDPOINT and _TRACES_ENDPOINT are used as they
+// are; the default is http://localhost:4318 (gRPC's http://localhost:4317).
+// Headers, timeout, gzip compression (OTEL_EXPORTER_OTLP_COMPRESSION) and
+// TLS or none apply to both protocols alike; http/json is refused.
+//
+// Shutdown stops both signals at once, each within its context: with a
+// deadline it returns by the deadline (plus 100ms at most for its
+// goroutines to report) whatever the endpoint does, down, stalled or
+// refusing; without one it bounds itself by the longest export timeout of
+// the signals (OTEL_EXPORTER_OTLP_TIMEOUT, 10s by default), for the whole
+// last flush. What was not sent by then is dropped (spans are counted).
 //
 // # Security
 //
@@ -202,14 +224,17 @@
 //
 // The /debug/pfs handler and its client need only pfscore (and hwclock for
 // one of its errors) and the standard library. The OTLP side imports
-// bridge, the OpenTelemetry SDK and its OTLP metric exporter, pdata (for
-// spans) and gRPC.
+// bridge, the OpenTelemetry SDK and its OTLP metric exporters (gRPC and
+// HTTP), pdata (for spans), gRPC and net/http.
 //
 // # Spans over OTLP
 //
 // The trace pipeline (started with the rest of the OTLP side) reads the
 // schema's history with a bridge.History every interval and sends the
-// spans to an OTLP/gRPC receiver with pdata's ptraceotlp client: one
+// spans to an OTLP receiver: over gRPC with pdata's ptraceotlp client, or
+// over HTTP (http/protobuf) as the ptraceotlp.ExportRequest marshalled to
+// binary protobuf and POSTed to the traces URL with Content-Type
+// application/x-protobuf (and Content-Encoding gzip if configured). One
 // resource (service.name and the rest of the configured resource), one
 // scope (bridge.ScopeName), the span flags saying whether the parent is
 // the application's remote span. pdata rather than the SDK's trace
@@ -221,8 +246,15 @@
 // flight included); a span that finds it full is dropped and counted in
 // global_status as Performance_schema_export_spans_lost, as is a batch
 // whose export failed for good: rejected by the receiver, a non-transient
-// gRPC error, or still failing after retries with exponential backoff
-// (from 200ms to 5s apart) for a minute. Events the history rings
+// gRPC error or HTTP status, or still failing after retries with
+// exponential backoff (from 200ms to 5s apart) for a minute. Transient are
+// the gRPC codes the OTLP specification lists and, over HTTP, 429, 502,
+// 503, 504 and a request that got no answer (refused, reset, timed out);
+// a Retry-After (or gRPC RetryInfo) replaces the backoff's wait. A
+// partial success (an accepted export whose response rejects some spans)
+// counts the rejected spans and is not retried; any other 4xx or 5xx
+// drops the batch, with the receiver's google.rpc.Status message in the
+// error. Events the history rings
 // overwrote before a read, or that waited too long for their statement,
 // count as Performance_schema_export_events_lost. One goroutine does the
 // network: each export has its own timeout, so an endpoint that is down,
@@ -230,6 +262,7 @@
 // never waits for it. Spans queued while the endpoint is down are sent
 // when it returns, if it returns within the retries and the queue holds
 // them. A flush reads the history and waits for what was queued; shutdown
-// reads a last time, sends what is queued within its context, and drops
-// (and counts) what is left when the context ends.
+// reads a last time, sends what is queued within its context (OTLP.Shutdown
+// gives it one with a deadline), ends the export or backoff in flight when
+// the context ends, and drops (and counts) what is left.
 package exporter

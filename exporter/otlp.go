@@ -44,16 +44,19 @@ type OTLP struct {
 	err             error
 }
 
-// StartOTLP starts exporting s through OTLP over gRPC, configured by the
-// standard environment and then opts:
+// StartOTLP starts exporting s through OTLP (over gRPC, or HTTP with
+// binary protobuf), configured by the standard environment and then opts:
 //
 //	OTEL_SDK_DISABLED=true                 export nothing (StartOTLP returns an idle OTLP)
 //	OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES   the resource
-//	OTEL_EXPORTER_OTLP_ENDPOINT            http://host:4317 (no TLS), https://host:4317, host:port
+//	OTEL_EXPORTER_OTLP_PROTOCOL            grpc (otelpfs's default) or http/protobuf
+//	OTEL_EXPORTER_OTLP_ENDPOINT            http://host:port (no TLS), https://host:port, host:port;
+//	                                       by default http://localhost:4317 (grpc), http://localhost:4318 (http/protobuf)
 //	OTEL_EXPORTER_OTLP_INSECURE            for host:port: true sends without TLS
 //	OTEL_EXPORTER_OTLP_HEADERS             key=value,... (percent-encoded values)
 //	OTEL_EXPORTER_OTLP_CERTIFICATE         a PEM file of the server's CA
-//	OTEL_EXPORTER_OTLP_TIMEOUT             one export, in milliseconds (10000)
+//	OTEL_EXPORTER_OTLP_COMPRESSION         gzip or none (the default)
+//	OTEL_EXPORTER_OTLP_TIMEOUT             one export, in milliseconds (10000); also Shutdown's bound
 //	OTEL_EXPORTER_OTLP_METRICS_*           the same, for metrics only
 //	OTEL_METRIC_EXPORT_INTERVAL            milliseconds between collections (60000)
 //	OTEL_METRIC_EXPORT_TIMEOUT             one collection and export, in milliseconds (30000)
@@ -62,14 +65,22 @@ type OTLP struct {
 //	OTEL_EXPORTER_OTLP_TRACES_*            as OTEL_EXPORTER_OTLP_*, for spans only
 //	OTELPFS_SPAN_INTERVAL                  milliseconds between reads of the history (5000)
 //
+// Over http/protobuf, as the specification says, the general endpoint is a
+// base URL: /v1/metrics and /v1/traces are appended to its path
+// (https://otlp.example/base sends to https://otlp.example/base/v1/traces);
+// a per-signal endpoint is the URL to POST to, as it is (/ if it has no
+// path). A URL without a port has its scheme's (80, 443) over HTTP and
+// 4317 over gRPC, where it has no path. http/json is refused: otelpfs
+// sends protobuf only. The specification's default protocol is
+// http/protobuf; otelpfs's stays grpc, as before it took HTTP.
+//
 // Spans come from the _history_long tables whose consumers are on:
 // StartOTLP changes no setup. Turn on events_statements_history_long (and
 // events_stages_history_long, events_waits_history_long for stages and
 // waits inside the statements) with pfscore.WithConsumer, the setup
 // tables or OTELPFS_CONSUMER.
 //
-// OTEL_EXPORTER_OTLP_PROTOCOL other than grpc is an error: otelpfs sends
-// OTLP over gRPC. A variable that does not parse is an error that names it.
+// A variable that does not parse is an error that names it.
 // The resource carries service.instance.id (a random id unless given), so
 // several instances of one service stay distinct series; and
 // pfs.timer.<class> and pfs.timer.<class>.frequency, the timer each event
@@ -77,8 +88,8 @@ type OTLP struct {
 // units per second (from the calibration: picoseconds per unit).
 //
 // StartOTLP does not wait for the endpoint: a Collector that comes up
-// later receives the next collection. Call Shutdown to send a last
-// collection and stop.
+// later receives the next collection. Call Shutdown, with a deadline, to
+// send a last collection and stop.
 func StartOTLP(ctx context.Context, s *pfscore.Schema, opts ...OTLPOption) (*OTLP, error) {
 	if s == nil {
 		return nil, errors.New("exporter: StartOTLP needs a schema")
