@@ -115,9 +115,11 @@ func ExampleFormatPicoTime() {
 }
 
 // A service starts the OTLP pipeline once, next to its instruments, and
-// shuts it down on the way out, which sends a last collection. The
-// endpoint, the service name and the interval usually come from the
-// environment (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME,
+// shuts it down on the way out, which sends a last collection, within a
+// deadline (under the orchestrator's grace period) whatever the endpoint
+// does. The endpoint, the protocol, the service name and the interval
+// usually come from the environment (OTEL_EXPORTER_OTLP_ENDPOINT,
+// OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_SERVICE_NAME,
 // OTEL_METRIC_EXPORT_INTERVAL); options override it.
 func ExampleStartOTLP() {
 	s, _ := pfscore.New(pfscore.WithoutEnvironment())
@@ -129,6 +131,12 @@ func ExampleStartOTLP() {
 		fmt.Println(err)
 		return
 	}
-	defer o.Shutdown(context.Background())
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := o.Shutdown(ctx); err != nil {
+			fmt.Println(err)
+		}
+	}()
 	// ... the service runs ...
 }
