@@ -71,7 +71,8 @@ type TraceCapture struct {
 	// that finds the queue full is dropped and counted.
 	Queue int
 	// MaxEvents bounds the events of one tree (default 1024): a tree keeps
-	// its first MaxEvents events, and counts the rest as lost.
+	// its top statement and the first MaxEvents-1 other events, and counts
+	// the rest as lost.
 	MaxEvents int
 }
 
@@ -107,10 +108,14 @@ type captureBuf struct {
 	waits     []uint64
 	events    int
 	lost      int
+	proto     Protocol // the top statement's StatementResult.Protocol
+	hasProto  bool
 }
 
+// room reports whether one more event fits, counting it, or counts it
+// lost: MaxEvents less one, which the top statement keeps.
 func (b *captureBuf) room() bool {
-	if b.events < b.maxEvents {
+	if b.events < b.maxEvents-1 {
 		b.events++
 		return true
 	}
@@ -118,8 +123,9 @@ func (b *captureBuf) room() bool {
 	return false
 }
 
-func (b *captureBuf) addStatement(row []uint64, refs []unsafe.Pointer) {
-	if b.room() {
+// addStatement adds a statement's row; the top statement's always fits.
+func (b *captureBuf) addStatement(row []uint64, refs []unsafe.Pointer, top bool) {
+	if top || b.room() {
 		b.stmts = append(b.stmts, row...)
 		b.stmtRefs = append(b.stmtRefs, refs...)
 	}
@@ -143,6 +149,7 @@ func (b *captureBuf) reset() {
 	clear(b.stmtRefs)
 	b.stmts, b.stmtRefs, b.stages, b.waits = b.stmts[:0], b.stmtRefs[:0], b.stages[:0], b.waits[:0]
 	b.events, b.lost = 0, 0
+	b.proto, b.hasProto = Protocol{}, false
 }
 
 // sample reports whether the tree of a top-level statement with info is
@@ -262,8 +269,12 @@ type CapturedTrace struct {
 	Statements []StatementEvent
 	Stages     []StageEvent
 	Waits      []WaitEvent
-	// Lost is the events of the tree past TraceCapture.MaxEvents, left out.
+	// Lost is the events of the tree past TraceCapture.MaxEvents, left out
+	// (the top statement is always in).
 	Lost int
+	// Protocol is what the top statement's End said of the request it
+	// served (StatementResult.Protocol), nil if nothing.
+	Protocol *Protocol
 }
 
 // Top returns the top-level statement of the tree.
@@ -299,6 +310,10 @@ func (s *Schema) ReadTraces(dst []CapturedTrace, max int) []CapturedTrace {
 // decodeTree turns a buffer's rows into events.
 func (s *Schema) decodeTree(b *captureBuf) CapturedTrace {
 	ct := CapturedTrace{Lost: b.lost}
+	if b.hasProto {
+		p := b.proto
+		ct.Protocol = &p
+	}
 	if n := len(b.stmts) / stmtWidth; n > 0 {
 		ct.Statements = make([]StatementEvent, 0, n)
 		for i, k := 0, 0; i+stmtWidth <= len(b.stmts); i, k = i+stmtWidth, k+stmtRefs {

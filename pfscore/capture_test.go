@@ -68,7 +68,7 @@ func TestCaptureHandsOverCompleteTree(t *testing.T) {
 	if got := f.s.ReadTraces(nil, 0); len(got) != 0 {
 		t.Fatalf("a tree before its top statement ended: %+v", got)
 	}
-	st.EndWithText("GET /notes/{id}", true, StatementResult{})
+	st.EndWithText("GET /notes/{id}", true, StatementResult{Protocol: &Protocol{Status: 404, Scheme: "http", Path: "/notes/7"}})
 
 	got := f.s.ReadTraces(nil, 0)
 	if len(got) != 1 {
@@ -110,6 +110,9 @@ func TestCaptureHandsOverCompleteTree(t *testing.T) {
 	}
 	for _, e := range tr.Waits {
 		check("wait", e.ThreadID, e.EventID, e.NestingEventID, e.InProgress)
+	}
+	if p := tr.Protocol; p == nil || *p != (Protocol{Status: 404, Scheme: "http", Path: "/notes/7"}) {
+		t.Errorf("protocol %+v", p)
 	}
 	if st := f.s.TraceStats(); st.Trees != 1 || st.TreesLost != 0 || st.Queued != 0 {
 		t.Errorf("stats %+v", st)
@@ -166,9 +169,9 @@ func TestCaptureBounds(t *testing.T) {
 		t.Fatalf("%d trees read, want the queue's 2", len(got))
 	}
 	// Events end: stage's wait, SQL's 5 waits, SQL, stage, request: 9;
-	// the first 4 are kept, and the top statement is not among them.
-	if tr := got[0]; tr.Lost != 5 || len(tr.Waits) != 4 || tr.Top() != nil {
-		t.Errorf("tree: %d waits, %d statements, %d lost; want 4, 0, 5", len(tr.Waits), len(tr.Statements), tr.Lost)
+	// the first 3 are kept, and the top statement.
+	if tr := got[0]; tr.Lost != 5 || len(tr.Waits) != 3 || len(tr.Statements) != 1 || tr.Top().NestingEventLevel != 0 {
+		t.Errorf("tree: %d waits, %d statements, %d lost; want 3, 1 (the top), 5", len(tr.Waits), len(tr.Statements), tr.Lost)
 	}
 	if st := f.s.TraceStats(); st.Trees != 2 || st.TreesLost != 3 || st.EventsLost != 25 {
 		t.Errorf("stats %+v, want 2 trees, 3 lost, 25 events lost", st)

@@ -134,6 +134,19 @@ type StatementResult struct {
 	PoolTime, DriverTime, FetchTime uint64
 	Retries                         uint64 // attempts repeated (driver.ErrBadConn)
 	Cancelled                       bool   // the statement's context was done
+	// Protocol is what a top-level statement that served a request (an
+	// HTTP request, an RPC) says of it in OpenTelemetry's terms and not in
+	// MySQL's tables: its span carries it (CapturedTrace.Protocol), and
+	// nothing else keeps it. nil for none.
+	Protocol *Protocol
+}
+
+// Protocol is a served request's status and target, for its span.
+type Protocol struct {
+	Status int    // the protocol's status code: HTTP's 200, 404, ...
+	Scheme string // url.scheme: http, https
+	Path   string // url.path, as the client sent it
+	Query  string // url.query, without the '?'
 }
 
 // Statement is a statement in progress: what StartStatement returns, for
@@ -608,12 +621,15 @@ func (t *Thread) endStatement(st *Statement, timed bool, wait, end uint64, r *St
 			t.s.stmtsLong.AppendRefs(row, refs)
 		}
 		if t.capture != nil {
-			t.capture.addStatement(row, refs)
+			t.capture.addStatement(row, refs, level == 0)
 		}
 	}
 	slot.seq.EndWrite()
 	if b := t.capture; b != nil && level == 0 { // the tree is complete: capture.go
 		t.capture = nil
+		if r.Protocol != nil {
+			b.proto, b.hasProto = *r.Protocol, true
+		}
 		b.q.handOff(b)
 	}
 	if depth >= 0 {

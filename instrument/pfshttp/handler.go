@@ -144,6 +144,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rw.status >= 500 {
 		res.Errors, res.Message = 1, statusText(rw.status)
 	}
+	status := rw.status
+	if status == 0 {
+		status = http.StatusOK // net/http's, for a handler that wrote nothing
+	}
+	q.proto = pfscore.Protocol{Status: status, Scheme: "http", Path: r.URL.Path}
+	if r.TLS != nil {
+		q.proto.Scheme = "https"
+	}
+	res.Protocol = &q.proto
 	h.end(&st, q, user, host, res)
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/otelpfs/otelpfs/instrument"
 	"github.com/otelpfs/otelpfs/instrument/internal/ctxkey"
+	"github.com/otelpfs/otelpfs/pfscore"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -20,10 +21,11 @@ import (
 // end, say), so each request gets a new one and the garbage collector
 // frees it.
 type request struct {
-	r    http.Request
-	ctx  threadCtx
-	w    responseWriter
-	list *idleList // the pool's list of the request's actor, if get found one
+	r     http.Request
+	ctx   threadCtx
+	w     responseWriter
+	list  *idleList        // the pool's list of the request's actor, if get found one
+	proto pfscore.Protocol // the status and target the request's span shows
 }
 
 // withThread returns a context that is parent carrying t, as
