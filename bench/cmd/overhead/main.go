@@ -304,6 +304,12 @@ func serve(svc *demoenv.Service, clients []*demoenv.Client, n int) error {
 	return errors.Join(errs...)
 }
 
+// parseDone parses a child's answer to "quit": "done ENDED EVENTS SPANS".
+func parseDone(ans string) (ended, eventsLost, spansLost int64, err error) {
+	_, err = fmt.Sscanf(ans, "done %d %d %d", &ended, &eventsLost, &spansLost)
+	return ended, eventsLost, spansLost, err
+}
+
 // ---- the parent ----
 
 type proc struct {
@@ -538,7 +544,7 @@ func parent(c config, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if _, err := fmt.Sscanf(ans, "done %d %d %d", &r.ended, &r.eventsLost, &r.spansLost); err != nil {
+		if r.ended, r.eventsLost, r.spansLost, err = parseDone(ans); err != nil {
 			return fmt.Errorf("%s child answered %q", r.p.name, ans)
 		}
 	}
@@ -747,8 +753,11 @@ func instructions(c config, out io.Writer) error {
 		}
 		var spans int64
 		for _, line := range strings.Split(stdout.String(), "\n") {
-			if v, ok := strings.CutPrefix(line, "done "); ok {
-				spans, _ = strconv.ParseInt(v, 10, 64)
+			if strings.HasPrefix(line, "done ") {
+				var err error
+				if spans, _, _, err = parseDone(line); err != nil {
+					return 0, 0, fmt.Errorf("valgrind %s: the child answered %q", variant, line)
+				}
 			}
 		}
 		for _, line := range strings.Split(stderr.String(), "\n") {

@@ -245,3 +245,17 @@ func TestPermutations(t *testing.T) {
 		t.Errorf("permutations(3) = %v", got)
 	}
 }
+
+// TestParseDone: a child's answer to quit, as the parent and the
+// callgrind runs read it.
+func TestParseDone(t *testing.T) {
+	ended, events, spans, err := parseDone("done 12 3 4")
+	if err != nil || ended != 12 || events != 3 || spans != 4 {
+		t.Errorf("parseDone = %d, %d, %d, %v", ended, events, spans, err)
+	}
+	for _, bad := range []string{"done", "done 12", "cpu 5"} {
+		if _, _, _, err := parseDone(bad); err == nil {
+			t.Errorf("parseDone(%q) took it", bad)
+		}
+	}
+}
