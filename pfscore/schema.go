@@ -31,6 +31,9 @@ type Schema struct {
 	// (capture.go).
 	capture    atomic.Pointer[capturer]
 	traceQueue atomic.Pointer[traceQueue]
+	// dbSystems maps CURRENT_SCHEMA to db.system.name (dbsystem.go),
+	// copy-on-write under setupMu.
+	dbSystems atomic.Pointer[map[string]string]
 	timers     *hwclock.SetupTimers
 	// setup_actors and setup_objects, copy-on-write under setupMu.
 	actors         atomic.Pointer[[]SetupActorsRow]

@@ -37,6 +37,27 @@ func WithCurrentSchema(name string) Option {
 	}
 }
 
+// WithDBSystem names the kind of database the statements go to, as
+// OpenTelemetry's db.system.name does (mysql, mariadb, postgresql, sqlite,
+// ...), for their spans and metrics (pfscore.Schema.SetDBSystem). By
+// default it follows from the driver: a driver whose name or package path
+// says sqlite is sqlite, mysql mysql, and postgres, pgx or lib/pq
+// postgresql; another driver names none, and exporters say other_sql.
+func WithDBSystem(name string) Option {
+	return func(c *config) { c.dbSystem = name }
+}
+
+// dbSystemOf is the db.system.name of a DSN dialect.
+func dbSystemOf(dialect string) string {
+	switch dialect {
+	case "sqlite", "mysql":
+		return dialect
+	case "postgres":
+		return "postgresql"
+	}
+	return ""
+}
+
 // withDialect names the driver for the DSN rules (Open knows its name).
 func withDialect(name string) Option {
 	return func(c *config) {
@@ -52,6 +73,7 @@ type config struct {
 	schemaName string // CURRENT_SCHEMA
 	schemaSet  bool   // WithCurrentSchema was given
 	dialect    string // mysql, postgres, sqlite or empty: how to read a DSN
+	dbSystem   string // WithDBSystem, or "": from the dialect
 	prepare    *instrument.StatementClass
 	prepTexts  *prepTexts
 	retry      *stash
@@ -70,6 +92,10 @@ func newConfig(d any, opts []Option) *config {
 	if c.schema == nil {
 		c.schema = pfscore.Default()
 	}
+	if c.dbSystem == "" {
+		c.dbSystem = dbSystemOf(c.dialect)
+	}
+	c.schema.SetDBSystem(c.schemaName, c.dbSystem)
 	c.prepare = instrument.NewStatementClass("statement/com/Prepare", instrument.WithSchema(c.schema),
 		instrument.WithDocumentation("A statement prepared through database/sql (driver.Conn.Prepare)."))
 	c.prepTexts = &prepTexts{m: map[string]string{}}
@@ -120,6 +146,7 @@ func (c *config) forDSN(dsn string) *config {
 	}
 	cc := *c
 	cc.schemaName = name
+	cc.schema.SetDBSystem(name, cc.dbSystem)
 	return &cc
 }
 

@@ -945,3 +945,18 @@ func TestDriverTimeInClose(t *testing.T) {
 			float64(r.SumDriverTime)/float64(ms), float64(r.SumFetchTime)/float64(ms), float64(r.SumTimerWait)/float64(ms), closing)
 	}
 }
+
+// TestDBSystemFromDriver: a database opened through the wrapper records the
+// kind of database its statements go to, by CURRENT_SCHEMA, from the
+// driver (SQLite's is sqlite), or as WithDBSystem names it.
+func TestDBSystemFromDriver(t *testing.T) {
+	s := newSchema(t)
+	openSQLite(t, s)
+	if got := s.DBSystem("main"); got != "sqlite" {
+		t.Errorf("SQLite's database main: db.system.name %q, want sqlite", got)
+	}
+	openSQLite(t, s, pfssql.WithCurrentSchema("shop"), pfssql.WithDBSystem("other_sql"))
+	if got := s.DBSystem("shop"); got != "other_sql" {
+		t.Errorf("WithDBSystem: %q, want other_sql", got)
+	}
+}
