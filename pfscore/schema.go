@@ -34,7 +34,7 @@ type Schema struct {
 	// dbSystems maps CURRENT_SCHEMA to db.system.name (dbsystem.go),
 	// copy-on-write under setupMu.
 	dbSystems atomic.Pointer[map[string]string]
-	timers     *hwclock.SetupTimers
+	timers    *hwclock.SetupTimers
 	// setup_actors and setup_objects, copy-on-write under setupMu.
 	actors         atomic.Pointer[[]SetupActorsRow]
 	objects        atomic.Pointer[[]SetupObjectsRow]
