@@ -45,10 +45,11 @@ func WithSQLText(on bool) HistoryOption {
 	})
 }
 
-// WithDBSystem sets db.system.name of SQL statements' spans ("mysql",
-// "postgresql", "sqlite", ... as the semantic conventions name them), for a
-// service that knows which database its database/sql pool talks to. An
-// empty name keeps the default. By default, DefaultDBSystem ("other_sql").
+// WithDBSystem sets db.system.name of every SQL statement's span ("mysql",
+// "postgresql", "sqlite", ... as the semantic conventions name them). An
+// empty name keeps the default: what the database wrapper recorded for the
+// statement's CURRENT_SCHEMA (pfscore.Schema.SetDBSystem: pfssql records
+// its driver's), else DefaultDBSystem ("other_sql").
 func WithDBSystem(name string) HistoryOption {
 	return historyOptionFunc(func(c historyConfig) historyConfig {
 		if name != "" {
@@ -179,8 +180,10 @@ func NewHistory(t pfscore.Tables, opts ...HistoryOption) (*History, error) {
 	if t == nil {
 		return nil, errors.New("bridge: NewHistory: nil Tables")
 	}
-	cfg := historyConfig{spanConfig: spanConfig{dbSystem: DefaultDBSystem},
-		maxPending: DefaultMaxPending, now: time.Now}
+	cfg := historyConfig{maxPending: DefaultMaxPending, now: time.Now}
+	if sys, ok := t.(dbSystems); ok {
+		cfg.systems = sys
+	}
 	for _, o := range opts {
 		if o != nil {
 			cfg = o.applyHistory(cfg)
@@ -644,7 +647,7 @@ func (b *spanBuilder) emit(n *node, parent *spanRef, orphan bool) {
 	ref := spanRef{span: SpanIDOf(n.key.thread, n.key.event)}
 	switch n.kind {
 	case kindStatement:
-		sp = b.h.cfg.statementSpan(n.stmt, fallback)
+		sp = b.h.cfg.statementSpan(n.stmt, fallback, nil)
 		tr, rs, rec := recordedTrace(n.stmt)
 		if rec {
 			ref.recTrace, ref.recSpan = tr, rs

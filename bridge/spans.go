@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/binary"
 	"hash/maphash"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/otelpfs/otelpfs/digest"
 	"github.com/otelpfs/otelpfs/hwclock"
 	"github.com/otelpfs/otelpfs/pfscore"
 	"go.opentelemetry.io/otel/attribute"
@@ -63,6 +65,14 @@ const (
 	keyDBText        = attribute.Key("db.query.text")
 	keyDBOperation   = attribute.Key("db.operation.name")
 	keyDBRows        = attribute.Key("db.response.returned_rows")
+	keyDBCollection  = attribute.Key("db.collection.name")
+	keyDBProcedure   = attribute.Key("db.stored_procedure.name")
+	keyHTTPMethod    = attribute.Key("http.request.method")
+	keyHTTPRoute     = attribute.Key("http.route")
+	keyHTTPStatus    = attribute.Key("http.response.status_code")
+	keyURLScheme     = attribute.Key("url.scheme")
+	keyURLPath       = attribute.Key("url.path")
+	keyDigestText    = attribute.Key("pfs.digest_text")
 	keyErrorType     = attribute.Key("error.type")
 	keyEventName     = attribute.Key("pfs.event_name")
 	keyThreadID      = attribute.Key("pfs.thread_id")
@@ -258,41 +268,184 @@ func operationName(eventName string) string {
 	return strings.ToUpper(strings.ReplaceAll(cmd, "_", " "))
 }
 
-// spanConfig is what building a span needs from the History's options.
+// spanConfig is what building a span needs from the options.
 type spanConfig struct {
 	sqlText  bool
-	dbSystem string
+	dbSystem string    // WithDBSystem: "" for none
+	systems  dbSystems // the schema's db.system.name by namespace, or nil
+	sums     summaries
 }
 
-// statementSpan fills a statement's span but for its ids and parent.
-func (c *spanConfig) statementSpan(e *pfscore.StatementEvent, fallback time.Time) Span {
-	sp := Span{Kind: trace.SpanKindInternal}
-	sp.Name = e.DigestText
-	if sp.Name == "" {
-		sp.Name = e.EventName
+// dbSystems is what a *pfscore.Schema says of the databases behind its
+// statements (pfscore.Schema.SetDBSystem).
+type dbSystems interface{ DBSystem(namespace string) string }
+
+// system returns the db.system.name of a statement run in namespace:
+// WithDBSystem's, else what the schema recorded, else DefaultDBSystem.
+func (c *spanConfig) system(namespace string) string {
+	if c.dbSystem != "" {
+		return c.dbSystem
 	}
-	sp.Name = clipName(sp.Name)
+	if c.systems != nil {
+		if sys := c.systems.DBSystem(namespace); sys != "" {
+			return sys
+		}
+	}
+	return DefaultDBSystem
+}
+
+// summaries caches digest.Summarize by DIGEST_TEXT: a span's
+// db.query.summary costs a map lookup, not a parse (about a microsecond).
+// Not safe for concurrent use; each History and Traces has its own.
+type summaries struct {
+	m map[string]digest.Summary
+}
+
+// maxSummaries bounds the cache: past it, it starts over.
+const maxSummaries = 4096
+
+func (c *summaries) of(text string) digest.Summary {
+	if sum, ok := c.m[text]; ok {
+		return sum
+	}
+	if c.m == nil || len(c.m) >= maxSummaries {
+		c.m = make(map[string]digest.Summary, 64)
+	}
+	sum := digest.Summarize(text)
+	c.m[strings.Clone(text)] = sum
+	return sum
+}
+
+// isHTTP reports whether a statement class is an HTTP request's
+// (instrument/pfshttp's statement/http/request).
+func isHTTP(eventName string) bool { return strings.HasPrefix(eventName, "statement/http/") }
+
+// splitRoute splits an HTTP request statement's text, "GET /notes/{id}"
+// or "GET (unmatched)", into its method and route ("" when unmatched).
+func splitRoute(text string) (method, route string) {
+	method, route, _ = strings.Cut(text, " ")
+	if route == "(unmatched)" {
+		route = ""
+	}
+	return method, route
+}
+
+// statementSpan fills a statement's span but for its ids and parent. proto
+// is what the request it served said of itself (a captured tree's top
+// statement), nil if nothing.
+//
+// A SQL statement (statement/sql/*) is a CLIENT span named by its
+// db.query.summary, with the database semantic conventions' attributes; an
+// HTTP request (statement/http/*) a SERVER span named "METHOD ROUTE", with
+// the HTTP conventions'; any other statement an INTERNAL span named by its
+// DIGEST_TEXT or class. Every one keeps the performance_schema columns as
+// pfs.* attributes, the digest among them (pfs.digest, pfs.digest_text):
+// the key that joins a service's statements to a MySQL server's rows.
+func (c *spanConfig) statementSpan(e *pfscore.StatementEvent, fallback time.Time, proto *pfscore.Protocol) Span {
+	sp := Span{Kind: trace.SpanKindInternal}
 	sp.Start, sp.End = times(e.Timed, e.TimerStart, e.TimerEnd, fallback)
-	a := make([]attribute.KeyValue, 0, 16)
-	if isSQL(e.EventName) {
+	a := make([]attribute.KeyValue, 0, 20)
+	errorType := ""
+	switch {
+	case isSQL(e.EventName):
 		sp.Kind = trace.SpanKindClient
-		a = append(a, keyDBSystem.String(c.dbSystem))
+		text := e.DigestText
+		if text == "" {
+			text = e.SQLText // statements_digest off: the summary has no literal either way
+		}
+		sum := c.sums.of(text)
+		sys := c.system(e.CurrentSchema)
+		a = append(a, keyDBSystem.String(sys))
 		if e.CurrentSchema != "" {
 			a = append(a, keyDBNamespace.String(e.CurrentSchema))
 		}
-		if e.DigestText != "" {
-			a = append(a, keyDBSummary.String(e.DigestText))
+		if sum.Summary != "" {
+			a = append(a, keyDBSummary.String(sum.Summary))
 		}
-		if op := operationName(e.EventName); op != "" {
+		op := sum.Operation
+		if op == "" {
+			op = operationName(e.EventName)
+		}
+		if op != "" {
 			a = append(a, keyDBOperation.String(op))
+		}
+		if sum.Collection != "" {
+			a = append(a, keyDBCollection.String(sum.Collection))
+		}
+		if sum.StoredProcedure != "" {
+			a = append(a, keyDBProcedure.String(sum.StoredProcedure))
 		}
 		a = append(a, keyDBRows.Int64(spanInt(e.RowsSent)))
 		if c.sqlText && e.SQLText != "" {
 			a = append(a, keyDBText.String(e.SQLText))
 		}
-	} else if e.CurrentSchema != "" {
-		a = append(a, keyDBNamespace.String(e.CurrentSchema))
+		// The conventions' span name: the summary, else the operation, else
+		// the database system.
+		switch {
+		case sum.Summary != "":
+			sp.Name = sum.Summary
+		case op != "":
+			sp.Name = op
+		default:
+			sp.Name = sys
+		}
+		if e.Errors != 0 {
+			errorType = "_OTHER"
+		}
+	case isHTTP(e.EventName):
+		sp.Kind = trace.SpanKindServer
+		text := e.DigestText
+		if text == "" {
+			text = e.SQLText
+		}
+		method, route := splitRoute(text)
+		if method == "" {
+			method = "_OTHER"
+		}
+		a = append(a, keyHTTPMethod.String(method))
+		switch {
+		case method == "_OTHER" && route == "":
+			sp.Name = "HTTP"
+		case method == "_OTHER":
+			sp.Name = "HTTP " + route
+		case route == "":
+			sp.Name = method
+		default:
+			sp.Name = method + " " + route
+		}
+		if route != "" {
+			a = append(a, keyHTTPRoute.String(route))
+		}
+		if proto != nil {
+			if proto.Status != 0 {
+				a = append(a, keyHTTPStatus.Int(proto.Status))
+			}
+			if proto.Scheme != "" {
+				a = append(a, keyURLScheme.String(proto.Scheme))
+			}
+			if proto.Path != "" {
+				a = append(a, keyURLPath.String(proto.Path))
+			}
+			if proto.Status >= 500 {
+				errorType = strconv.Itoa(proto.Status)
+			}
+		}
+		if e.Errors != 0 && errorType == "" {
+			errorType = "_OTHER" // a panic, or a 5xx whose status the span does not have
+		}
+	default:
+		sp.Name = e.DigestText
+		if sp.Name == "" {
+			sp.Name = e.EventName
+		}
+		if e.CurrentSchema != "" {
+			a = append(a, keyDBNamespace.String(e.CurrentSchema))
+		}
+		if e.Errors != 0 {
+			errorType = "_OTHER"
+		}
 	}
+	sp.Name = clipName(sp.Name)
 	a = append(a,
 		keyEventName.String(e.EventName),
 		keyThreadID.Int64(spanInt(e.ThreadID)),
@@ -306,15 +459,18 @@ func (c *spanConfig) statementSpan(e *pfscore.StatementEvent, fallback time.Time
 	if e.Digest != "" {
 		a = append(a, keyDigest.String(e.Digest))
 	}
+	if e.DigestText != "" && !isHTTP(e.EventName) {
+		a = append(a, keyDigestText.String(e.DigestText))
+	}
 	if e.Source != "" {
 		a = append(a, keySource.String(e.Source))
 	}
 	if !e.Timed {
 		a = append(a, keyTimed.Bool(false))
 	}
-	if e.Errors != 0 {
+	if errorType != "" {
 		sp.Status, sp.StatusMessage = codes.Error, e.MessageText
-		a = append(a, keyErrorType.String("_OTHER"))
+		a = append(a, keyErrorType.String(errorType))
 	}
 	sp.Attributes = a
 	return sp

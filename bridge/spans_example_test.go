@@ -64,5 +64,5 @@ func ExampleHistory() {
 	// GET /users/{id} (root) waits: [wait/synch/mutex/app/pool]
 	// stage/app/parsing (child of GET /users/{id}) waits: [wait/synch/mutex/app/cache]
 	// stage/app/querying (child of GET /users/{id}) waits: []
-	// SELECT `email` FROM `users` WHERE `id` = ? (child of GET /users/{id}) waits: []
+	// SELECT users (child of GET /users/{id}) waits: []
 }
