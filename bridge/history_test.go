@@ -50,6 +50,11 @@ func newSpanWorld(t testing.TB, opts ...pfscore.Option) *spanWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newSpanWorldOn(t, s)
+}
+
+// newSpanWorldOn is newSpanWorld on schema s as it is.
+func newSpanWorldOn(t testing.TB, s *pfscore.Schema) *spanWorld {
 	in := instrument.WithSchema(s)
 	return &spanWorld{t: t, s: s, in: in,
 		requests: instrument.NewStatementClass("statement/http/request", in),
