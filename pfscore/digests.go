@@ -421,7 +421,10 @@ type digestRecord struct {
 	schema string
 	digest digest.Digest
 	text   string // DIGEST_TEXT
-	stats  digestStats
+	// class is the class of the statement that made the record: a digest
+	// is of one text, so of one class but by accident (DigestBuckets).
+	class *Class
+	stats digestStats
 }
 
 // digestStats are a digest's statistics; every goroutine adds to them.
@@ -463,7 +466,7 @@ type querySample struct {
 // find returns the slot of the record of (schema, d), making the record if
 // it is new and there is room; -1 if the table is full. now is the
 // statement's end.
-func (t *digestTable) find(schema string, d *digestInfo, now uint64) int {
+func (t *digestTable) find(schema string, d *digestInfo, now uint64, c *Class) int {
 	h := binary.LittleEndian.Uint64(d.digest[:]) ^ maphash.String(t.seed, schema)
 	var fresh uint32 // the number+1 of this statement's new record, once made
 	for i, probes := h&t.mask, uint64(0); probes <= t.mask; i, probes = (i+1)&t.mask, probes+1 {
@@ -477,7 +480,7 @@ func (t *digestTable) find(schema string, d *digestInfo, now uint64) int {
 		}
 		if r == nil {
 			if fresh == 0 {
-				rec := &digestRecord{schema: strings.Clone(schema), digest: d.digest, text: d.text}
+				rec := &digestRecord{schema: strings.Clone(schema), digest: d.digest, text: d.text, class: c}
 				rec.stats.init()
 				rec.stats.first.Store(now)
 				rec.stats.last.Store(now)
@@ -532,12 +535,12 @@ func (t *digestTable) records(out []*digestRecord) []*digestRecord {
 // table, else the table's (bound for the next statement). A full table
 // gives its NULL row, counted in Performance_schema_digest_lost, and no
 // binding, so that every statement looks again, as MySQL's do.
-func (s *Schema) digestRecord(e *stmtEntry, d *digestInfo, schema string, now uint64) *digestRecord {
+func (s *Schema) digestRecord(e *stmtEntry, d *digestInfo, schema string, now uint64, c *Class) *digestRecord {
 	tbl := s.digests.Load()
 	if b := e.bind.Load(); b != nil && b.gen == tbl.gen && b.schema == schema {
 		return tbl.at(uint64(b.slot))
 	}
-	i := tbl.find(schema, d, now)
+	i := tbl.find(schema, d, now, c)
 	if i < 0 {
 		tbl.lost.Add(1)
 		// LAST_SEEN before FIRST_SEEN, exactly (the grain of aggregate

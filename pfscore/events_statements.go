@@ -518,7 +518,7 @@ func (st *Statement) EndAt(end uint64, r StatementResult) {
 		st.c.stmt.x.addResult(&r)
 	}
 	if d := st.digest(); d != nil {
-		rec := s.digestRecord(st.entry, d, st.schema, end)
+		rec := s.digestRecord(st.entry, d, st.schema, end, st.c)
 		rec.stats.aggregate(timed, wait, end, &r)
 		if st.meta&sfEvent != 0 {
 			rec.stats.maybeSample(st.entry.text, timed, wait, end, s.sampleAgePicos, uint64(s.cfg.maxSQLText), &span)

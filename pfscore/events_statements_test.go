@@ -648,7 +648,7 @@ func TestDigestTableNumbers(t *testing.T) {
 	}
 	slots := map[int]int{}
 	for i := range 2 * digestChunk {
-		slot := tbl.find("app", info(i), 1)
+		slot := tbl.find("app", info(i), 1, nil)
 		if slot < 0 {
 			t.Fatalf("digest %d: table full", i)
 		}
@@ -658,7 +658,7 @@ func TestDigestTableNumbers(t *testing.T) {
 		slots[i] = slot
 	}
 	for i, slot := range slots {
-		if again := tbl.find("app", info(i), 2); again != slot {
+		if again := tbl.find("app", info(i), 2, nil); again != slot {
 			t.Errorf("digest %d: found in slot %d, then %d", i, slot, again)
 		}
 		if r := tbl.lookup("app", &info(i).digest); r == nil || r.text != info(i).text {
@@ -669,10 +669,10 @@ func TestDigestTableNumbers(t *testing.T) {
 		t.Errorf("%d records, want %d", n, 2*digestChunk)
 	}
 	tbl.next.Store(uint32(len(tbl.chunks) * digestChunk)) // every number taken
-	if slot := tbl.find("app", info(9999), 3); slot != -1 {
+	if slot := tbl.find("app", info(9999), 3, nil); slot != -1 {
 		t.Errorf("out of numbers: slot %d, want -1", slot)
 	}
-	if slot := tbl.find("app", info(7), 3); slot != slots[7] {
+	if slot := tbl.find("app", info(7), 3, nil); slot != slots[7] {
 		t.Errorf("out of numbers, a known digest: slot %d, want %d", slot, slots[7])
 	}
 }

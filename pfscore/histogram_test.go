@@ -143,6 +143,9 @@ func TestDigestHistogram(t *testing.T) {
 		}
 		for k, want := range byKey {
 			got, ok := f.s.DigestBuckets(k.SchemaName, k.Digest)
+			if got.EventName != f.sel.Name() {
+				t.Errorf("%s: DigestBuckets(%q, %s).EventName %q, want its statements' class %s", when, k.SchemaName, k.Digest, got.EventName, f.sel.Name())
+			}
 			if !ok || !slices.Equal(got.Counts, want) {
 				t.Errorf("%s: DigestBuckets(%q, %s) = %v, %v; the table has %v", when, k.SchemaName, k.Digest, got.Counts, ok, want)
 			}

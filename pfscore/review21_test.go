@@ -132,13 +132,13 @@ func TestReview21DigestNumberWrap(t *testing.T) {
 		binary.LittleEndian.PutUint64(d.digest[:], uint64(i)*0x9e3779b97f4a7c15)
 		return d
 	}
-	slotA := tbl.find("app", info(1), 1)
+	slotA := tbl.find("app", info(1), 1, nil)
 	if slotA < 0 {
 		t.Fatal("no slot for A")
 	}
 	tbl.next.Store(math.MaxUint32) // out of numbers, ~4G new-digest attempts since
 	for i := 2; i < 5; i++ {
-		tbl.find("app", info(i), 2) // new digests: -1 expected, the table is out of numbers
+		tbl.find("app", info(i), 2, nil) // new digests: -1 expected, the table is out of numbers
 	}
 	if r := tbl.at(uint64(slotA)); r == nil || r.text != info(1).text {
 		t.Errorf("slot %d of digest A now holds %q", slotA, r.text)

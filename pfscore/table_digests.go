@@ -216,6 +216,9 @@ type DigestBuckets struct {
 	// SUM_TIMER_WAIT, less what it was at the histogram table's last
 	// TRUNCATE.
 	Sum uint64
+	// EventName is the class of the digest's statements (of the first the
+	// table counted): statement/sql/select, statement/http/request, ...
+	EventName string
 	// Sample is the digest's query sample: its wait (ps), when it was seen,
 	// and the OpenTelemetry span it ran in (Traced false: none).
 	SampleWait   uint64
@@ -248,6 +251,9 @@ func (s *Schema) DigestBuckets(schema, digestHex string) (b DigestBuckets, ok bo
 	base := s.histDigestBase[r]
 	h = h.sub(base.countsOf())
 	b.Counts, b.Sum = h[:], st.Sum
+	if r.class != nil {
+		b.EventName = r.class.name
+	}
 	if base != nil {
 		b.Sum -= min(b.Sum, base.sum)
 	}
