@@ -159,7 +159,7 @@ func (c *otlpConfig) resolve(s *signalConfig, signal string) {
 			s.endpoint = net.JoinHostPort(strings.Trim(ep.host, "[]"), "4317")
 		}
 	case ProtocolHTTPProtobuf:
-		u := url.URL{Host: "localhost:4318", Path: "/v1/" + signal}
+		u := url.URL{Host: strings.TrimPrefix(DefaultOTLPHTTPEndpoint, "http://"), Path: "/v1/" + signal}
 		if ep.set {
 			u.Host, u.RawQuery = ep.host, ep.rawQuery
 			if ep.perSignal {
