@@ -2,6 +2,7 @@ package bridge_test
 
 import (
 	"encoding/hex"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -41,7 +42,7 @@ func histPoint(t *testing.T, ms map[string]metricdata.Metrics, summary string) m
 		t.Fatalf("%s: %T %+v unit %q, want a cumulative Histogram[float64] in seconds", m.Name, m.Data, m.Data, m.Unit)
 	}
 	for _, p := range h.DataPoints {
-		if attrString(p.Attributes, "db.query.summary") == summary {
+		if attrString(p.Attributes, "pfs.digest_text") == summary {
 			return p
 		}
 	}
@@ -90,7 +91,7 @@ func TestDigestHistogram(t *testing.T) {
 		t.Errorf("exemplar %+v, want the 2 s statement in span 00f067aa0ba902b7", e)
 	}
 	// The digest's other metrics carry the same attributes.
-	count := sumPoint[int64](t, ms["pfs.events_statements.by_digest.count"], "db.query.summary", "SELECT `title` FROM `items` WHERE `id` = ?")
+	count := sumPoint[int64](t, ms["pfs.events_statements.by_digest.count"], "pfs.digest_text", "SELECT `title` FROM `items` WHERE `id` = ?")
 	if !count.Attributes.Equals(&p.Attributes) || count.StartTime != p.StartTime {
 		t.Errorf("histogram attributes %v start %v, count's %v %v", p.Attributes, p.StartTime, count.Attributes, count.StartTime)
 	}
@@ -194,13 +195,13 @@ func TestDigestHistogramBackInTopN(t *testing.T) {
 	runFor(s, th, "SELECT b FROM t", time.Second, none, nospan) // b takes the top spot
 	ms := h.collect()
 	if m := ms["pfs.events_statements.by_digest.duration"].Data.(metricdata.Histogram[float64]); len(m.DataPoints) != 1 ||
-		attrString(m.DataPoints[0].Attributes, "db.query.summary") != "SELECT `b` FROM `t`" {
+		attrString(m.DataPoints[0].Attributes, "pfs.digest_text") != "SELECT `b` FROM `t`" {
 		t.Fatalf("with b on top: %+v", m.DataPoints)
 	}
 	runFor(s, th, "SELECT a FROM t", 3*time.Second, none, nospan) // a back on top
 	ms = h.collect()
 	p := histPoint(t, ms, "SELECT `a` FROM `t`")
-	count := sumPoint[int64](t, ms["pfs.events_statements.by_digest.count"], "db.query.summary", "SELECT `a` FROM `t`")
+	count := sumPoint[int64](t, ms["pfs.events_statements.by_digest.count"], "pfs.digest_text", "SELECT `a` FROM `t`")
 	if p.Count != 1 || p.BucketCounts[7] != 1 || math.Abs(p.Sum-3) > 1e-3 || p.StartTime != count.StartTime || count.Value != 1 {
 		t.Errorf("back in the top N: %v count %d sum %v start %v; its count says %d since %v",
 			p.BucketCounts, p.Count, p.Sum, p.StartTime, count.Value, count.StartTime)
@@ -298,6 +299,51 @@ func TestHistogramQuantilesAgreeWithEngine(t *testing.T) {
 			if d := math.Abs(prom-engine) / engine; !(d <= 0.15) {
 				t.Errorf("%s: %s %.6g s, histogram_quantile(%v) %.6g s: %.0f%% apart", summary, q.col, engine, q.q, prom, 100*d)
 			}
+		}
+	}
+}
+
+// TestConventionHistograms: SQL digests carry the database conventions'
+// attributes and add up into db.client.operation.duration by query
+// summary; HTTP routes carry http.request.method and http.route, never a
+// db.* attribute, and add up into http.server.request.duration.
+func TestConventionHistograms(t *testing.T) {
+	h := newHarness(t, nil)
+	s := h.s
+	req := s.MustRegister("statement/http/request", pfscore.WithDefault(true, true))
+	for i := range 3 {
+		// Two texts, two digests, one summary: SELECT items.
+		runFor(s, nil, fmt.Sprintf("SELECT title FROM items WHERE id = %d", i), time.Millisecond, [16]byte{}, [8]byte{})
+		runFor(s, nil, "SELECT body FROM items WHERE id = 1", 2*time.Millisecond, [16]byte{}, [8]byte{})
+		st := s.StartStatement(nil, req, pfscore.StatementInfo{Text: "GET /items/{id}", Normalized: true})
+		st.EndAt(st.Start()+uint64(3*time.Millisecond.Nanoseconds())*1000, pfscore.StatementResult{})
+	}
+	ms := h.collect()
+	db, ok := ms["db.client.operation.duration"].Data.(metricdata.Histogram[float64])
+	if !ok || len(db.DataPoints) != 1 {
+		t.Fatalf("db.client.operation.duration: %+v", ms["db.client.operation.duration"])
+	}
+	p := db.DataPoints[0]
+	if p.Count != 6 || attrString(p.Attributes, "db.query.summary") != "SELECT items" ||
+		attrString(p.Attributes, "db.operation.name") != "SELECT" || attrString(p.Attributes, "db.collection.name") != "items" ||
+		attrString(p.Attributes, "db.system.name") != bridge.DefaultDBSystem || attrString(p.Attributes, "db.namespace") != "shop" {
+		t.Errorf("db.client.operation.duration point: count %d, %v", p.Count, p.Attributes.ToSlice())
+	}
+	hs, ok := ms["http.server.request.duration"].Data.(metricdata.Histogram[float64])
+	if !ok || len(hs.DataPoints) != 1 {
+		t.Fatalf("http.server.request.duration: %+v", ms["http.server.request.duration"])
+	}
+	if p := hs.DataPoints[0]; p.Count != 3 || attrString(p.Attributes, "http.route") != "/items/{id}" ||
+		attrString(p.Attributes, "http.request.method") != "GET" {
+		t.Errorf("http.server.request.duration point: count %d, %v", p.Count, p.Attributes.ToSlice())
+	}
+	// The route's digest series: HTTP attributes, no database ones.
+	for _, dp := range ms["pfs.events_statements.by_digest.count"].Data.(metricdata.Sum[int64]).DataPoints {
+		route := attrString(dp.Attributes, "pfs.digest_text") == "GET /items/{id}"
+		_, hasDB := dp.Attributes.Value("db.query.summary")
+		_, hasRoute := dp.Attributes.Value("http.route")
+		if route == hasDB || route != hasRoute {
+			t.Errorf("digest series %v: db.* %v, http.route %v", dp.Attributes.ToSlice(), hasDB, hasRoute)
 		}
 	}
 }

@@ -169,7 +169,7 @@ var attrKeys = map[string]attribute.Key{
 	"FILE_NAME":             "file.path",
 	"SCHEMA_NAME":           "db.namespace",
 	"DIGEST":                "pfs.digest",
-	"DIGEST_TEXT":           "db.query.summary",
+	"DIGEST_TEXT":           "pfs.digest_text",
 	"VARIABLE_NAME":         "pfs.variable_name",
 }
 
@@ -221,6 +221,7 @@ type tablePlan struct {
 	digest   bool        // a by-digest table: top-N and an overflow series
 	sumTimer int         // SUM_TIMER_WAIT, the digests' rank; -1 if none
 	hist     *digestHist // a digest table's histograms, nil if none (histograms.go)
+	conv     *digestConv // a digest table's conventions metrics, nil if none (semconv.go)
 }
 
 // planTable returns the plan of a table, or nil if no column of it is a

@@ -87,6 +87,10 @@ type series struct {
 	// hold it, and must not return it.
 	gone bool
 	hist *histState // a digest's histogram (histograms.go), nil before its first
+	// A digest's conventions histogram (semconv.go): 0 database, 1 HTTP,
+	// -1 none; and its attributes there.
+	conv      int8
+	convAttrs attribute.Set
 }
 
 // NewProducer returns a Producer over t's tables: those the catalog lists
@@ -137,6 +141,7 @@ func NewProducer(t pfscore.Tables, opts ...Option) (*Producer, error) {
 		}
 		if tp.hist != nil {
 			tp.dropQuantiles() // the histogram carries them
+			tp.conv = newDigestConv(t, tp) // semconv.go
 		}
 		p.plans = append(p.plans, tp)
 	}
@@ -268,6 +273,9 @@ func (p *Producer) table(out []metricdata.Metrics, pi int, tp *tablePlan, rows *
 	if tp.hist != nil {
 		tp.hist.begin(n)
 	}
+	if tp.conv != nil {
+		tp.conv.begin()
+	}
 	order := p.order[pi]
 	if len(order) != n {
 		clear(order[:cap(order)]) // what lies past the new length must not stay reachable
@@ -308,7 +316,11 @@ func (p *Producer) table(out []metricdata.Metrics, pi int, tp *tablePlan, rows *
 			bs[j].add(u, v, s, now)
 		}
 		if tp.hist != nil {
+			before := len(tp.hist.points)
 			tp.hist.add(s, row, back, p.freshStart(), now)
+			if tp.conv != nil && len(tp.hist.points) > before {
+				tp.conv.add(s, &tp.hist.points[before])
+			}
 		}
 	}
 	if tp.digest {
@@ -323,6 +335,9 @@ func (p *Producer) table(out []metricdata.Metrics, pi int, tp *tablePlan, rows *
 		if m, ok := tp.hist.metric(); ok {
 			out = append(out, m)
 		}
+	}
+	if tp.conv != nil {
+		out = tp.conv.metrics(out, p.freshStart())
 	}
 	return out
 }
@@ -465,8 +480,19 @@ func (p *Producer) row(pi int, tp *tablePlan, row pfscore.RowView) *series {
 			kvs = append(kvs, tp.keys[i].Int64(x))
 		}
 	}
+	conv := int8(-1)
+	var convAttrs attribute.Set
+	if tp.conv != nil {
+		extra, which := tp.conv.attrs(row) // semconv.go
+		for _, kv := range extra {
+			if !slices.ContainsFunc(kvs, func(have attribute.KeyValue) bool { return have.Key == kv.Key }) {
+				kvs = append(kvs, kv)
+			}
+		}
+		conv, convAttrs = int8(which), attribute.NewSet(extra...)
+	}
 	s := &series{plan: pi, hash: h, key: ownValues(vals), attrs: attribute.NewSet(kvs...),
-		start: p.freshStart(), last: make([]uint64, len(tp.cumul))}
+		start: p.freshStart(), last: make([]uint64, len(tp.cumul)), conv: conv, convAttrs: convAttrs}
 	p.series[h] = append(p.series[h], s)
 	p.count++
 	return s

@@ -422,7 +422,7 @@ func TestDigestsTopN(t *testing.T) {
 	others := 0
 	for _, p := range count.DataPoints {
 		sumCount += p.Value
-		if attrString(p.Attributes, "db.query.summary") == bridge.Overflow {
+		if attrString(p.Attributes, "pfs.digest_text") == bridge.Overflow {
 			others++
 			if v, _ := p.Attributes.Value("otel.metric.overflow"); !v.AsBool() {
 				t.Errorf("overflow series without otel.metric.overflow: %v", p.Attributes.ToSlice())
@@ -430,7 +430,7 @@ func TestDigestsTopN(t *testing.T) {
 			continue
 		}
 		// A top digest: its attributes, and its values exactly the row's.
-		for _, k := range []attribute.Key{"db.namespace", "pfs.digest", "db.query.summary"} {
+		for _, k := range []attribute.Key{"db.namespace", "pfs.digest", "pfs.digest_text"} {
 			if _, ok := p.Attributes.Value(k); !ok {
 				t.Errorf("digest series without %s: %v", k, p.Attributes.ToSlice())
 			}
@@ -447,8 +447,8 @@ func TestDigestsTopN(t *testing.T) {
 		if tp.Value != bridge.Seconds(r["SUM_TIMER_WAIT"].(uint64)) {
 			t.Errorf("digest %s: time %v, table %v", d, tp.Value, r["SUM_TIMER_WAIT"])
 		}
-		if attrString(p.Attributes, "db.query.summary") != r["DIGEST_TEXT"].(string) {
-			t.Errorf("db.query.summary %q, DIGEST_TEXT %q", attrString(p.Attributes, "db.query.summary"), r["DIGEST_TEXT"])
+		if attrString(p.Attributes, "pfs.digest_text") != r["DIGEST_TEXT"].(string) {
+			t.Errorf("pfs.digest_text %q, DIGEST_TEXT %q", attrString(p.Attributes, "pfs.digest_text"), r["DIGEST_TEXT"])
 		}
 	}
 	for _, p := range tm.DataPoints {
@@ -467,7 +467,7 @@ func TestDigestsTopN(t *testing.T) {
 	topRows := h.rows("events_statements_summary_by_digest")
 	var threshold uint64
 	for _, p := range count.DataPoints {
-		if attrString(p.Attributes, "db.query.summary") == bridge.Overflow {
+		if attrString(p.Attributes, "pfs.digest_text") == bridge.Overflow {
 			continue
 		}
 		r := h.rows("events_statements_summary_by_digest", "DIGEST = '"+attrString(p.Attributes, "pfs.digest")+"'")[0]
@@ -486,7 +486,7 @@ func TestDigestsTopN(t *testing.T) {
 	}
 	// The overflow series has MIN and MAX. No series has a quantile gauge:
 	// the histogram carries the quantiles.
-	gaugePoint[float64](t, ms["pfs.events_statements.by_digest.time.max"], "db.query.summary", bridge.Overflow)
+	gaugePoint[float64](t, ms["pfs.events_statements.by_digest.time.max"], "pfs.digest_text", bridge.Overflow)
 	for _, q := range []string{"p95", "p99", "p999"} {
 		if _, ok := ms["pfs.events_statements.by_digest.time."+q]; ok {
 			t.Errorf("a quantile gauge %s beside the histogram", q)

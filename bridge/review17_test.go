@@ -176,11 +176,11 @@ func TestReview17HistogramBackInTopNDisagreesWithSums(t *testing.T) {
 	run("SELECT a FROM t", 3*time.Second)
 	ms := h.collect()
 	const summary = "SELECT `a` FROM `t`"
-	cnt, cstart, ok := r17sum(t, ms, "pfs.events_statements.by_digest.count", "db.query.summary", summary)
+	cnt, cstart, ok := r17sum(t, ms, "pfs.events_statements.by_digest.count", "pfs.digest_text", summary)
 	if !ok {
 		t.Fatal("no count point for a")
 	}
-	tm, _, _ := r17sum(t, ms, "pfs.events_statements.by_digest.time", "db.query.summary", summary)
+	tm, _, _ := r17sum(t, ms, "pfs.events_statements.by_digest.time", "pfs.digest_text", summary)
 	hp, found := r17hist(ms, summary)
 	if !found {
 		t.Fatal("no histogram point for a")
@@ -197,7 +197,7 @@ func r17hist(ms map[string]metricdata.Metrics, summary string) (metricdata.Histo
 		return metricdata.HistogramDataPoint[float64]{}, false
 	}
 	for _, p := range m.Data.(metricdata.Histogram[float64]).DataPoints {
-		if v, ok := p.Attributes.Value("db.query.summary"); ok && v.AsString() == summary {
+		if v, ok := p.Attributes.Value("pfs.digest_text"); ok && v.AsString() == summary {
 			return p, true
 		}
 	}
