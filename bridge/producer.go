@@ -140,7 +140,7 @@ func NewProducer(t pfscore.Tables, opts ...Option) (*Producer, error) {
 			return nil, err
 		}
 		if tp.hist != nil {
-			tp.dropQuantiles() // the histogram carries them
+			tp.dropQuantiles()             // the histogram carries them
 			tp.conv = newDigestConv(t, tp) // semconv.go
 		}
 		p.plans = append(p.plans, tp)
