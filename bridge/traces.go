@@ -203,7 +203,17 @@ func (c *spanConfig) treeSpans(out []Span, ct *pfscore.CapturedTrace, now time.T
 			at = base
 		}
 		sp := &out[at]
-		sp.Events = append(sp.Events, waitEvent(e, sp.Start))
+		ev := waitEvent(e, sp.Start)
+		// Waits are timed by the wait timer (CYCLE by default), spans by
+		// the statement and stage timers (NANOSECOND): two calibrations,
+		// which may disagree by microseconds. A wait happened inside its
+		// span, so its event is kept inside it.
+		if ev.Time.Before(sp.Start) {
+			ev.Time = sp.Start
+		} else if ev.Time.After(sp.End) {
+			ev.Time = sp.End
+		}
+		sp.Events = append(sp.Events, ev)
 	}
 	return out
 }

@@ -143,6 +143,7 @@ func startOTLP(ctx context.Context, s *pfscore.Schema, c otlpConfig) (*OTLP, err
 			timeout:     c.traces.timeout,
 			interval:    c.spanInterval,
 			queueSize:   c.spanQueueSize,
+			sampler:     c.sampler,
 			sqlText:     c.sqlText,
 			resource:    res,
 		})

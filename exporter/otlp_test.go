@@ -484,15 +484,15 @@ func TestStartOTLPMetricsAndSpans(t *testing.T) {
 
 	for _, spans := range []bool{true, false} {
 		w := newWorld(t)
-		th := instrument.NewThread("thread/app/worker", w.in)
-		w.request(th, pfscore.StatementInfo{})
-		th.End()
 		before := len(tr.spans())
 		o, err := startOTLP(context.Background(), w.s, newOTLPConfig(envOf(nil), []OTLPOption{
 			WithEndpoint("http://" + mr.addr), WithServiceName("shop"), WithSpans(spans), WithExportInterval(time.Hour)}))
 		if err != nil {
 			t.Fatal(err)
 		}
+		th := instrument.NewThread("thread/app/worker", w.in)
+		w.request(th, pfscore.StatementInfo{}) // after the start: spans are of what began since
+		th.End()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		if err := o.Shutdown(ctx); err != nil {
 			t.Fatal(err)

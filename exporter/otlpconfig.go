@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/otelpfs/otelpfs/bridge"
+	"github.com/otelpfs/otelpfs/pfscore"
 )
 
 // Defaults of the OTLP pipeline, as the OpenTelemetry specification sets
@@ -29,8 +30,8 @@ const (
 	DefaultExportInterval   = 60 * time.Second        // OTEL_METRIC_EXPORT_INTERVAL
 	DefaultExportTimeout    = 30 * time.Second        // OTEL_METRIC_EXPORT_TIMEOUT
 	DefaultOTLPTimeout      = 10 * time.Second        // OTEL_EXPORTER_OTLP_TIMEOUT
-	DefaultSpanInterval     = 5 * time.Second         // how often the history tables are read
-	DefaultSpanQueueSize    = 2048                    // spans waiting to be sent, the batch in flight included; more are dropped and counted
+	DefaultSpanInterval     = time.Second             // how often the captured trees are read
+	DefaultSpanQueueSize    = 8192                    // spans waiting to be sent, the batch in flight included; more are dropped and counted
 	defaultSpanIntervalEnv  = "OTELPFS_SPAN_INTERVAL"
 )
 
@@ -95,6 +96,7 @@ type otlpConfig struct {
 	sqlText       bool
 	spanInterval  time.Duration
 	spanQueueSize int
+	sampler       pfscore.TraceSampler // OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG
 	envResource   []attribute.KeyValue // OTEL_RESOURCE_ATTRIBUTES, then OTEL_SERVICE_NAME
 	errs          []error              // what the environment or options got wrong
 	envErrs       int                  // how many of errs the environment made; the rest are the options
@@ -107,6 +109,7 @@ func newOTLPConfig(getenv func(string) string, opts []OTLPOption) otlpConfig {
 		exportTimeout: DefaultExportTimeout,
 		spanInterval:  DefaultSpanInterval,
 		spanQueueSize: DefaultSpanQueueSize,
+		sampler:       pfscore.TraceSampler{ParentBased: true, Ratio: 1},
 	}
 	c.readEnv(getenv)
 	c.envErrs = len(c.errs)
@@ -199,6 +202,7 @@ func (c *otlpConfig) readEnv(getenv func(string) string) {
 	if d, ok := c.envMillis(getenv, defaultSpanIntervalEnv); ok {
 		c.spanInterval = d
 	}
+	c.readSamplerEnv(getenv)
 	if v := strings.TrimSpace(getenv("OTEL_RESOURCE_ATTRIBUTES")); v != "" {
 		attrs, err := parseResourceAttributes(v)
 		if err != nil {
@@ -208,6 +212,45 @@ func (c *otlpConfig) readEnv(getenv func(string) string) {
 	}
 	if v := strings.TrimSpace(getenv("OTEL_SERVICE_NAME")); v != "" {
 		c.envResource = append(c.envResource, attribute.String("service.name", v))
+	}
+}
+
+// readSamplerEnv reads OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG as
+// the specification defines them, for the samplers otelpfs has:
+// always_on, always_off, traceidratio, parentbased_always_on (the
+// default), parentbased_always_off and parentbased_traceidratio, whose
+// ratio is the argument (a number from 0 to 1; 1 by default). Another
+// sampler, or a bad ratio, is an error of the environment.
+func (c *otlpConfig) readSamplerEnv(getenv func(string) string) {
+	name := strings.ToLower(strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER")))
+	if name == "" {
+		return
+	}
+	ratio := 1.0
+	arg := strings.TrimSpace(getenv("OTEL_TRACES_SAMPLER_ARG"))
+	if strings.HasSuffix(name, "traceidratio") && arg != "" {
+		r, err := strconv.ParseFloat(arg, 64)
+		if err != nil || r < 0 || r > 1 || math.IsNaN(r) {
+			c.errs = append(c.errs, fmt.Errorf("OTEL_TRACES_SAMPLER_ARG=%q: want a ratio from 0 to 1", arg))
+			return
+		}
+		ratio = r
+	}
+	switch name {
+	case "always_on":
+		c.sampler = pfscore.TraceSampler{Ratio: 1}
+	case "always_off":
+		c.sampler = pfscore.TraceSampler{Ratio: 0}
+	case "traceidratio":
+		c.sampler = pfscore.TraceSampler{Ratio: ratio}
+	case "parentbased_always_on":
+		c.sampler = pfscore.TraceSampler{ParentBased: true, Ratio: 1}
+	case "parentbased_always_off":
+		c.sampler = pfscore.TraceSampler{ParentBased: true, Ratio: 0}
+	case "parentbased_traceidratio":
+		c.sampler = pfscore.TraceSampler{ParentBased: true, Ratio: ratio}
+	default:
+		c.errs = append(c.errs, fmt.Errorf("OTEL_TRACES_SAMPLER=%q: otelpfs has always_on, always_off, traceidratio and their parentbased_ forms", name))
 	}
 }
 
@@ -524,8 +567,14 @@ func WithProducerOptions(opts ...bridge.Option) OTLPOption {
 }
 
 // WithSpans (false) sends no spans, as OTEL_TRACES_EXPORTER=none. By
-// default the pipeline sends the statements, stages and waits of the
-// _history_long tables whose consumers are on.
+// default the pipeline sends, for every sampled trace (WithSampler), the
+// spans of each top-level statement (an HTTP request, a connection's
+// command) with its stages, nested statements and waits: it turns on the
+// schema's trace capture (pfscore.Schema.EnableTraceCapture, with the
+// current consumers of statements, stages and waits), and installs
+// bridge.TraceContext as the trace hook unless one is installed, so that
+// statements record their context's span and pfshttp reads the caller's
+// traceparent.
 func WithSpans(enabled bool) OTLPOption {
 	return otlpOptionFunc(func(c *otlpConfig) { c.traces.enabled = enabled })
 }
@@ -537,10 +586,17 @@ func WithSQLText(enabled bool) OTLPOption {
 	return otlpOptionFunc(func(c *otlpConfig) { c.sqlText = enabled })
 }
 
-// WithSpanInterval sets how often the history tables are read for spans
+// WithSampler sets which traces' spans are sent, as OTEL_TRACES_SAMPLER and
+// OTEL_TRACES_SAMPLER_ARG do (by default parentbased_always_on: a request
+// whose caller sampled its trace, or that has no caller's trace).
+func WithSampler(s pfscore.TraceSampler) OTLPOption {
+	return otlpOptionFunc(func(c *otlpConfig) { c.sampler = s })
+}
+
+// WithSpanInterval sets how often the captured trees are read for spans
 // (OTELPFS_SPAN_INTERVAL in milliseconds; by default DefaultSpanInterval).
-// The history_long rings must not wrap between two reads: a row
-// overwritten before it was read is counted in global_status as
+// Trees wait in the schema's queue (4096 trees) meanwhile: a tree that
+// finds it full is counted in global_status as
 // Performance_schema_export_events_lost.
 func WithSpanInterval(d time.Duration) OTLPOption {
 	return otlpOptionFunc(func(c *otlpConfig) {

@@ -148,9 +148,6 @@ func (r *httpReceiver) requestsTo(path string) []httpReq {
 func TestHTTPProtobufExportsMetricsAndSpans(t *testing.T) {
 	r := startHTTPReceiver(t, "/otlp/v1/metrics", "/otlp/v1/traces")
 	w := newWorld(t)
-	th := instrument.NewThread("thread/app/worker", w.in)
-	w.request(th, pfscore.StatementInfo{})
-	th.End()
 	env := map[string]string{
 		"OTEL_EXPORTER_OTLP_PROTOCOL":           "http/protobuf",
 		"OTEL_EXPORTER_OTLP_ENDPOINT":           r.srv.URL + "/otlp",
@@ -163,6 +160,9 @@ func TestHTTPProtobufExportsMetricsAndSpans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	th := instrument.NewThread("thread/app/worker", w.in)
+	w.request(th, pfscore.StatementInfo{}) // after the start: spans are of what began since
+	th.End()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := o.Shutdown(ctx); err != nil {
@@ -210,9 +210,6 @@ func TestHTTPProtobufExportsMetricsAndSpans(t *testing.T) {
 func TestHTTPProtobufPerSignalEndpointUsedAsIs(t *testing.T) {
 	r := startHTTPReceiver(t, "/v1/metrics", "/custom/spans")
 	w := newWorld(t)
-	th := instrument.NewThread("thread/app/worker", w.in)
-	w.request(th, pfscore.StatementInfo{})
-	th.End()
 	env := map[string]string{
 		"OTEL_EXPORTER_OTLP_PROTOCOL":        "http/protobuf",
 		"OTEL_EXPORTER_OTLP_ENDPOINT":        r.srv.URL,
@@ -223,6 +220,9 @@ func TestHTTPProtobufPerSignalEndpointUsedAsIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	th := instrument.NewThread("thread/app/worker", w.in)
+	w.request(th, pfscore.StatementInfo{}) // after the start: spans are of what began since
+	th.End()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := o.Shutdown(ctx); err != nil {

@@ -49,10 +49,10 @@ const (
 	// full, or an export failed for good (retries ran out, the receiver
 	// rejected them, or shutdown's context ended with spans queued).
 	StatusSpansLost = "Performance_schema_export_spans_lost"
-	// StatusEventsLost counts events that never became spans: the
-	// _history_long rings overwrote them before the exporter read them
-	// (bridge.HistoryStats.Lost), or they waited for their statement
-	// beyond the pending bound (HistoryStats.Dropped).
+	// StatusEventsLost counts events that never became spans: a sampled
+	// tree the schema's trace queue had no room for counts its top
+	// statement (pfscore.TraceStats.TreesLost), and the events of a tree
+	// past its bound count one each (EventsLost).
 	StatusEventsLost = "Performance_schema_export_events_lost"
 )
 
@@ -67,8 +67,9 @@ type traceConfig struct {
 	headers     map[string]string // sent with every export
 	compression string            // "gzip" or "" (none)
 	timeout     time.Duration     // per export
-	interval    time.Duration     // how often history is read
+	interval    time.Duration     // how often the captured trees are read
 	queueSize   int               // spans held for export; more are dropped and counted
+	sampler     pfscore.TraceSampler
 	sqlText     bool              // export SQL_TEXT as db.query.text
 	resource    *resource.Resource
 
@@ -77,10 +78,10 @@ type traceConfig struct {
 	retryInitial, retryMax, retryElapsed time.Duration
 }
 
-// tracePipeline reads a schema's history into spans and sends them over
-// OTLP/gRPC or OTLP/HTTP (a traceSender). Three goroutines share it:
+// tracePipeline reads a schema's captured trees into spans and sends them
+// over OTLP/gRPC or OTLP/HTTP (a traceSender). Three goroutines share it:
 //
-//	reader  every interval: History.Read, then enqueue (under mu)
+//	reader  every interval: Traces.Read, then enqueue (under mu)
 //	sender  takes a batch from the queue's head, exports it (mu not held),
 //	        then removes it (under mu); the only goroutine that touches
 //	        the network
@@ -93,7 +94,8 @@ type traceConfig struct {
 // ever waits for the endpoint: enqueue takes mu only for a copy.
 type tracePipeline struct {
 	cfg     traceConfig
-	hist    *bridge.History
+	s       *pfscore.Schema
+	trees   *bridge.Traces
 	sender  traceSender
 	res     pcommon.Resource // converted once; copied into each request
 	counter *exportCounters
@@ -116,8 +118,8 @@ type tracePipeline struct {
 	stopSend chan struct{}
 	readDone chan struct{}
 	sendDone chan struct{}
-	readMu   sync.Mutex // one History.Read at a time: the reader's or a flush's
-	histLost uint64     // the History's losses already added to eventsLost (under readMu)
+	readMu   sync.Mutex // one Traces.Read at a time: the reader's or a flush's
+	histLost uint64     // the capture's losses already added to eventsLost (under readMu)
 	once     sync.Once
 }
 
@@ -161,9 +163,11 @@ func countersFor(s *pfscore.Schema) (*exportCounters, error) {
 	return c, nil
 }
 
-// startTraces starts reading s's history into spans every cfg.interval and
-// sending them to cfg.endpoint. It connects lazily: an endpoint that is
-// down is not an error here (its spans queue, then drop and count).
+// startTraces turns on s's trace capture (cfg.sampler), installs
+// bridge.TraceContext as the trace hook unless one is installed, and
+// starts reading the trees into spans every cfg.interval and sending them
+// to cfg.endpoint. It connects lazily: an endpoint that is down is not an
+// error here (its spans queue, then drop and count).
 func startTraces(s *pfscore.Schema, cfg traceConfig) (*tracePipeline, error) {
 	if s == nil {
 		return nil, errors.New("exporter: traces: nil Schema")
@@ -172,7 +176,7 @@ func startTraces(s *pfscore.Schema, cfg traceConfig) (*tracePipeline, error) {
 		return nil, errors.New("exporter: traces: no endpoint")
 	}
 	cfg = traceDefaults(cfg)
-	hist, err := bridge.NewHistory(s, bridge.WithSQLText(cfg.sqlText))
+	trees, err := bridge.NewTraces(s, bridge.WithSQLText(cfg.sqlText))
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +197,7 @@ func startTraces(s *pfscore.Schema, cfg traceConfig) (*tracePipeline, error) {
 		_ = sender.close()
 		return nil, err
 	}
-	p := &tracePipeline{cfg: cfg, hist: hist, sender: sender,
+	p := &tracePipeline{cfg: cfg, s: s, trees: trees, sender: sender,
 		res: pcommon.NewResource(), counter: c,
 		queue: make([]bridge.Span, cfg.queueSize), progress: make(chan struct{}),
 		wake: make(chan struct{}, 1), kick: make(chan struct{}, 1),
@@ -207,10 +211,19 @@ func startTraces(s *pfscore.Schema, cfg traceConfig) (*tracePipeline, error) {
 	for _, kv := range r.Attributes() {
 		putAttr(p.res.Attributes(), kv)
 	}
+	if !pfscore.TraceHookSet() {
+		pfscore.SetTraceHook(bridge.TraceContext)
+	}
+	s.EnableTraceCapture(pfscore.TraceCapture{Sampler: cfg.sampler})
+	p.histLost = captureLost(s.TraceStats())
 	go p.readLoop()
 	go p.sendLoop()
 	return p, nil
 }
+
+// captureLost is what the capture lost, in events (a tree counts its top
+// statement).
+func captureLost(st pfscore.TraceStats) uint64 { return st.TreesLost + st.EventsLost }
 
 func traceDefaults(cfg traceConfig) traceConfig {
 	if cfg.protocol == "" {
@@ -257,15 +270,10 @@ func (p *tracePipeline) readLoop() {
 func (p *tracePipeline) readHistory() {
 	p.readMu.Lock()
 	defer p.readMu.Unlock()
-	spans, err := p.hist.Read()
-	st := p.hist.Stats()
-	if total := st.Lost + st.Dropped; total > p.histLost {
+	spans := p.trees.Read(nil, 0)
+	if total := captureLost(p.s.TraceStats()); total > p.histLost {
 		p.counter.eventsLost.Add(total - p.histLost)
 		p.histLost = total
-	}
-	if err != nil {
-		otel.Handle(fmt.Errorf("exporter: traces: %w", err)) // no caller to return it to
-		return
 	}
 	p.enqueue(spans)
 }
@@ -558,6 +566,9 @@ func (p *tracePipeline) shutdown(ctx context.Context) error {
 	p.once.Do(func() {
 		close(p.stopRead)
 		<-p.readDone
+		// No more trees: the capture would fill its queue for nobody.
+		// Those already queued are sent below.
+		p.s.DisableTraceCapture()
 		lost := p.counter.spansLost.Load()
 		p.readHistory()
 		err = p.drain(ctx, lost)

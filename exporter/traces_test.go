@@ -133,11 +133,14 @@ func newWorld(t testing.TB) *world {
 }
 
 // request runs a request statement (tracing it under info's trace, if
-// set) with a stage holding a SQL statement and a mutex wait: three
-// spans, one wait event.
+// set, which its caller sampled) with a stage holding a SQL statement and
+// a mutex wait: three spans, one wait event.
 func (w *world) request(th *instrument.Thread, info pfscore.StatementInfo) {
 	if info.Text == "" {
 		info.Text, info.Normalized = "GET /items/{id}", true
+	}
+	if info.TraceID != [16]byte{} {
+		info.Sampled = true
 	}
 	req := w.requests.StartOn(th, info)
 	w.stage.StartOn(th)
@@ -163,7 +166,7 @@ func statusOf(t testing.TB, s *pfscore.Schema, name string) uint64 {
 
 func testConfig(endpoint string) traceConfig {
 	return traceConfig{endpoint: endpoint, insecure: true, timeout: time.Second,
-		interval: 10 * time.Millisecond, queueSize: 1000,
+		interval: 10 * time.Millisecond, queueSize: 1000, sampler: pfscore.TraceSampler{ParentBased: true, Ratio: 1},
 		retryInitial: 10 * time.Millisecond, retryMax: 50 * time.Millisecond, retryElapsed: 10 * time.Second,
 		resource: resource.NewSchemaless(attribute.String("service.name", "shop"))}
 }
@@ -221,10 +224,12 @@ func TestTracesExport(t *testing.T) {
 		req.span.Flags()&flagParentIsRemote == 0 {
 		t.Errorf("request: trace %v parent %v flags %#x", req.span.TraceID(), req.span.ParentSpanID(), req.span.Flags())
 	}
-	for _, c := range []gotSpan{stage, sql} {
-		if c.span.TraceID() != pcommon.TraceID(appTrace) || c.span.ParentSpanID() != req.span.SpanID() ||
-			c.span.Flags()&flagParentIsRemote != 0 {
-			t.Errorf("%s: trace %v parent %v, want %v", c.span.Name(), c.span.TraceID(), c.span.ParentSpanID(), req.span.SpanID())
+	// The stage is the request's child, the SQL statement the stage's: it
+	// ran in it.
+	for _, c := range []struct{ child, parent gotSpan }{{stage, req}, {sql, stage}} {
+		if c.child.span.TraceID() != pcommon.TraceID(appTrace) || c.child.span.ParentSpanID() != c.parent.span.SpanID() ||
+			c.child.span.Flags()&flagParentIsRemote != 0 {
+			t.Errorf("%s: trace %v parent %v, want %v", c.child.span.Name(), c.child.span.TraceID(), c.child.span.ParentSpanID(), c.parent.span.SpanID())
 		}
 	}
 	if sql.span.Kind() != ptrace.SpanKindClient || req.span.Kind() != ptrace.SpanKindServer {
