@@ -70,7 +70,7 @@ type traceConfig struct {
 	interval    time.Duration     // how often the captured trees are read
 	queueSize   int               // spans held for export; more are dropped and counted
 	sampler     pfscore.TraceSampler
-	sqlText     bool              // export SQL_TEXT as db.query.text
+	sqlText     bool // export SQL_TEXT as db.query.text
 	resource    *resource.Resource
 
 	// Retries of a failed export: exponential backoff from retryInitial,
