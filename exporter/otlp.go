@@ -144,6 +144,7 @@ func startOTLP(ctx context.Context, s *pfscore.Schema, c otlpConfig) (*OTLP, err
 			interval:    c.spanInterval,
 			queueSize:   c.spanQueueSize,
 			sampler:     c.sampler,
+			sdk:         c.spanExporter,
 			sqlText:     c.sqlText,
 			resource:    res,
 		})

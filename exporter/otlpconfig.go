@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/otelpfs/otelpfs/bridge"
 	"github.com/otelpfs/otelpfs/pfscore"
@@ -97,6 +98,7 @@ type otlpConfig struct {
 	spanInterval  time.Duration
 	spanQueueSize int
 	sampler       pfscore.TraceSampler // OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG
+	spanExporter  sdktrace.SpanExporter
 	envResource   []attribute.KeyValue // OTEL_RESOURCE_ATTRIBUTES, then OTEL_SERVICE_NAME
 	errs          []error              // what the environment or options got wrong
 	envErrs       int                  // how many of errs the environment made; the rest are the options
@@ -584,6 +586,22 @@ func WithSpans(enabled bool) OTLPOption {
 // holds no literal.
 func WithSQLText(enabled bool) OTLPOption {
 	return otlpOptionFunc(func(c *otlpConfig) { c.sqlText = enabled })
+}
+
+// WithSpanExporter sends the spans through the application's own
+// OpenTelemetry span exporter (an otlptracegrpc, otlptracehttp or vendor
+// exporter it already has) instead of otelpfs's OTLP client: the
+// OTEL_EXPORTER_OTLP_TRACES_* settings do not apply, the exporter's own
+// retries do, and the application shuts it down after StartOTLP's
+// Shutdown. The spans are bridge.ReadOnlySpans of the resource StartOTLP
+// made.
+func WithSpanExporter(exp sdktrace.SpanExporter) OTLPOption {
+	return otlpOptionFunc(func(c *otlpConfig) {
+		c.spanExporter = exp
+		if exp != nil {
+			c.traces.enabled = true
+		}
+	})
 }
 
 // WithSampler sets which traces' spans are sent, as OTEL_TRACES_SAMPLER and

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	otelcodes "go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -70,7 +71,8 @@ type traceConfig struct {
 	interval    time.Duration     // how often the captured trees are read
 	queueSize   int               // spans held for export; more are dropped and counted
 	sampler     pfscore.TraceSampler
-	sqlText     bool // export SQL_TEXT as db.query.text
+	sdk         sdktrace.SpanExporter // WithSpanExporter: spans go there, not over OTLP
+	sqlText     bool                  // export SQL_TEXT as db.query.text
 	resource    *resource.Resource
 
 	// Retries of a failed export: exponential backoff from retryInitial,
@@ -172,7 +174,7 @@ func startTraces(s *pfscore.Schema, cfg traceConfig) (*tracePipeline, error) {
 	if s == nil {
 		return nil, errors.New("exporter: traces: nil Schema")
 	}
-	if cfg.endpoint == "" && cfg.url == "" {
+	if cfg.endpoint == "" && cfg.url == "" && cfg.sdk == nil {
 		return nil, errors.New("exporter: traces: no endpoint")
 	}
 	cfg = traceDefaults(cfg)
@@ -181,10 +183,12 @@ func startTraces(s *pfscore.Schema, cfg traceConfig) (*tracePipeline, error) {
 		return nil, err
 	}
 	var sender traceSender
-	switch cfg.protocol {
-	case ProtocolGRPC:
+	switch {
+	case cfg.sdk != nil:
+		sender = sdkSender{}
+	case cfg.protocol == ProtocolGRPC:
 		sender, err = newGRPCTraceSender(cfg)
-	case ProtocolHTTPProtobuf:
+	case cfg.protocol == ProtocolHTTPProtobuf:
 		sender, err = newHTTPTraceSender(cfg)
 	default:
 		err = fmt.Errorf("protocol %q: want grpc or http/protobuf", cfg.protocol)
@@ -363,6 +367,14 @@ func (p *tracePipeline) remove(n int, sent bool) {
 // exponential backoff until retryElapsed has passed since the first
 // attempt, or the pipeline stops. It reports whether the batch was sent.
 func (p *tracePipeline) exportWithRetry(batch []bridge.Span) bool {
+	if p.cfg.sdk != nil {
+		// The application's exporter: it retries as it was configured to.
+		ctx, cancel := context.WithTimeout(p.ctx, p.cfg.timeout)
+		defer cancel()
+		err := p.cfg.sdk.ExportSpans(ctx, bridge.ReadOnlySpans(batch, p.cfg.resource))
+		p.setErr(err)
+		return err == nil
+	}
 	req := ptraceotlp.NewExportRequestFromTraces(p.traces(batch))
 	first := time.Now()
 	wait := p.cfg.retryInitial
@@ -420,6 +432,16 @@ type traceSender interface {
 	export(ctx context.Context, req ptraceotlp.ExportRequest) (rejected int64, msg string, err error)
 	close() error
 }
+
+// sdkSender stands for the application's SpanExporter (traceConfig.sdk),
+// which exportWithRetry calls itself: the application owns it, and
+// shuts it down.
+type sdkSender struct{}
+
+func (sdkSender) export(context.Context, ptraceotlp.ExportRequest) (int64, string, error) {
+	return 0, "", errors.New("exporter: traces: the SpanExporter takes spans, not requests")
+}
+func (sdkSender) close() error { return nil }
 
 // grpcTraceSender sends with pdata's ptraceotlp gRPC client.
 type grpcTraceSender struct {

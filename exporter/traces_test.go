@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 )
@@ -507,4 +509,46 @@ func TestStartTracesErrors(t *testing.T) {
 	defer cancel()
 	_ = a.shutdown(ctx)
 	_ = b.shutdown(ctx)
+}
+
+// TestWithSpanExporterSendsThroughTheApplicationsExporter: with
+// WithSpanExporter, a request's spans reach the application's own
+// SpanExporter, whole (the request, its stage, its SQL statement, in one
+// trace, parent to child), with StartOTLP's resource; no OTLP client is
+// needed.
+func TestWithSpanExporterSendsThroughTheApplicationsExporter(t *testing.T) {
+	w := newWorld(t)
+	mem := tracetest.NewInMemoryExporter()
+	o, err := startOTLP(context.Background(), w.s, newOTLPConfig(envOf(nil), []OTLPOption{
+		WithMetrics(false), WithSpanExporter(mem), WithServiceName("shop")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := instrument.NewThread("thread/app/request", w.in)
+	w.request(th, pfscore.StatementInfo{})
+	th.End()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := o.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]tracetest.SpanStub{}
+	for _, sp := range mem.GetSpans() {
+		got[sp.Name] = sp
+	}
+	req, stage, sql := got["GET /items/{id}"], got["stage/app/querying"], got["SELECT items"]
+	if len(got) != 3 || !req.SpanContext.IsValid() || !stage.SpanContext.IsValid() || !sql.SpanContext.IsValid() {
+		t.Fatalf("spans %v", got)
+	}
+	if stage.Parent.SpanID() != req.SpanContext.SpanID() || sql.Parent.SpanID() != stage.SpanContext.SpanID() ||
+		sql.SpanContext.TraceID() != req.SpanContext.TraceID() || !req.SpanContext.IsSampled() {
+		t.Errorf("tree: stage's parent %v, SQL's %v, want %v and %v", stage.Parent.SpanID(), sql.Parent.SpanID(),
+			req.SpanContext.SpanID(), stage.SpanContext.SpanID())
+	}
+	if req.SpanKind != trace.SpanKindServer || sql.SpanKind != trace.SpanKindClient {
+		t.Errorf("kinds %v %v", req.SpanKind, sql.SpanKind)
+	}
+	if v, ok := req.Resource.Set().Value("service.name"); !ok || v.AsString() != "shop" {
+		t.Errorf("resource %v", req.Resource)
+	}
 }
