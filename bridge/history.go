@@ -664,7 +664,7 @@ func (b *spanBuilder) emit(n *node, parent *spanRef, orphan bool) {
 			ref.trace = traceIDOf(n.key.thread, n.key.event)
 		}
 	case kindStage:
-		sp = stageSpan(n.stage, fallback)
+		sp = b.h.cfg.stageSpan(n.stage, fallback)
 		if parent != nil {
 			ref.trace, sp.Parent = parent.trace, parent.span
 		} else {
@@ -708,7 +708,7 @@ func (b *spanBuilder) emit(n *node, parent *spanRef, orphan bool) {
 // events, and removes them from the pool.
 func (b *spanBuilder) waits(n *node, fallback time.Time, events []SpanEvent) []SpanEvent {
 	delete(b.h.pool, n.key)
-	events = append(events, waitEvent(n.wait, fallback))
+	events = append(events, b.h.cfg.waitEvent(n.wait, fallback))
 	for _, c := range b.children[n.key] {
 		if c.kind == kindWait {
 			events = b.waits(c, fallback, events)

@@ -274,6 +274,29 @@ type spanConfig struct {
 	dbSystem string    // WithDBSystem: "" for none
 	systems  dbSystems // the schema's db.system.name by namespace, or nil
 	sums     summaries
+	kvs      kvArena
+}
+
+// kvArena hands out the spans' attribute slices from one allocation for
+// many spans: a span's attributes were an allocation of their own, a
+// kilobyte each, and most of a span's cost.
+type kvArena struct{ buf []attribute.KeyValue }
+
+// take returns an empty slice with room for n attributes; done records
+// what the span used of it and returns it clipped, so that an append to it
+// copies rather than writes over the next span's.
+func (a *kvArena) take(n int) []attribute.KeyValue {
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]attribute.KeyValue, 0, max(n, 2048))
+	}
+	return a.buf[len(a.buf):len(a.buf):cap(a.buf)]
+}
+
+func (a *kvArena) done(s []attribute.KeyValue) []attribute.KeyValue {
+	if len(s) > 0 && len(a.buf) < cap(a.buf) && &a.buf[:len(a.buf)+1][len(a.buf)] == &s[0] {
+		a.buf = a.buf[:len(a.buf)+len(s)] // s is where take put it: used
+	}
+	return s[:len(s):len(s)]
 }
 
 // dbSystems is what a *pfscore.Schema says of the databases behind its
@@ -344,7 +367,7 @@ func splitRoute(text string) (method, route string) {
 func (c *spanConfig) statementSpan(e *pfscore.StatementEvent, fallback time.Time, proto *pfscore.Protocol) Span {
 	sp := Span{Kind: trace.SpanKindInternal}
 	sp.Start, sp.End = times(e.Timed, e.TimerStart, e.TimerEnd, fallback)
-	a := make([]attribute.KeyValue, 0, 20)
+	a := c.kvs.take(20)
 	errorType := ""
 	switch {
 	case isSQL(e.EventName):
@@ -472,19 +495,19 @@ func (c *spanConfig) statementSpan(e *pfscore.StatementEvent, fallback time.Time
 		sp.Status, sp.StatusMessage = codes.Error, e.MessageText
 		a = append(a, keyErrorType.String(errorType))
 	}
-	sp.Attributes = a
+	sp.Attributes = c.kvs.done(a)
 	return sp
 }
 
 // stageSpan fills a stage's span but for its ids and parent.
-func stageSpan(e *pfscore.StageEvent, fallback time.Time) Span {
+func (c *spanConfig) stageSpan(e *pfscore.StageEvent, fallback time.Time) Span {
 	sp := Span{Kind: trace.SpanKindInternal, Name: clipName(e.EventName)}
 	sp.Start, sp.End = times(e.Timed, e.TimerStart, e.TimerEnd, fallback)
-	a := []attribute.KeyValue{
+	a := append(c.kvs.take(7),
 		keyEventName.String(e.EventName),
 		keyThreadID.Int64(spanInt(e.ThreadID)),
 		keyEventID.Int64(spanInt(e.EventID)),
-	}
+	)
 	if e.HasProgress {
 		a = append(a, keyWorkCompleted.Int64(spanInt(e.WorkCompleted)),
 			keyWorkEstimated.Int64(spanInt(e.WorkEstimated)))
@@ -495,15 +518,15 @@ func stageSpan(e *pfscore.StageEvent, fallback time.Time) Span {
 	if !e.Timed {
 		a = append(a, keyTimed.Bool(false))
 	}
-	sp.Attributes = a
+	sp.Attributes = c.kvs.done(a)
 	return sp
 }
 
 // waitEvent makes a wait's span event; fallback is its time when the wait
 // was not timed (the span's start).
-func waitEvent(e *pfscore.WaitEvent, fallback time.Time) SpanEvent {
+func (c *spanConfig) waitEvent(e *pfscore.WaitEvent, fallback time.Time) SpanEvent {
 	ev := SpanEvent{Name: e.EventName, Time: fallback}
-	a := make([]attribute.KeyValue, 0, 8)
+	a := c.kvs.take(10)
 	a = append(a, keyEventID.Int64(spanInt(e.EventID)))
 	if e.Timed {
 		ev.Time = wallTime(e.TimerStart)
@@ -530,7 +553,7 @@ func waitEvent(e *pfscore.WaitEvent, fallback time.Time) SpanEvent {
 	if e.Source != "" {
 		a = append(a, keySource.String(e.Source))
 	}
-	ev.Attributes = a
+	ev.Attributes = c.kvs.done(a)
 	return ev
 }
 

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,6 +82,11 @@ func (t *Traces) Read(dst []Span, max int) []Span {
 	t.buf = t.s.ReadTraces(t.buf[:0], max)
 	now := time.Now()
 	n := len(dst)
+	grow := 0
+	for i := range t.buf {
+		grow += len(t.buf[i].Statements) + len(t.buf[i].Stages)
+	}
+	dst = slices.Grow(dst, grow)
 	for i := range t.buf {
 		dst = t.cfg.treeSpans(dst, &t.buf[i], now)
 		t.lost.Add(uint64(t.buf[i].Lost))
@@ -137,7 +143,7 @@ func (c *spanConfig) treeSpans(out []Span, ct *pfscore.CapturedTrace, now time.T
 	fallback := root.Start
 	for i := range ct.Stages {
 		e := &ct.Stages[i]
-		sp := stageSpan(e, fallback)
+		sp := c.stageSpan(e, fallback)
 		sp.TraceID, sp.SpanID = traceID, SpanIDOf(thread, e.EventID)
 		refs = append(refs, treeRef{e.EventID, len(out)})
 		out = append(out, sp)
@@ -203,7 +209,7 @@ func (c *spanConfig) treeSpans(out []Span, ct *pfscore.CapturedTrace, now time.T
 			at = base
 		}
 		sp := &out[at]
-		ev := waitEvent(e, sp.Start)
+		ev := c.waitEvent(e, sp.Start)
 		// Waits are timed by the wait timer (CYCLE by default), spans by
 		// the statement and stage timers (NANOSECOND): two calibrations,
 		// which may disagree by microseconds. A wait happened inside its
