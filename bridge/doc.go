@@ -18,12 +18,19 @@
 //
 // # What is exported
 //
-// Every table of the catalog whose name contains "_summary_" (waits,
-// stages, statements, transactions, file, socket and memory summaries, by
-// event name, thread, account, user, host, instance and digest), the actor
-// tables accounts, users and hosts, and global_status; WithTables changes
-// the set. Nothing is written per table: a table's plan comes from its
-// columns' roles (pfscore.Role), made once in NewProducer, so a table
+// By default (DefaultTables) the summaries by event name at the global
+// level (waits, stages, statements, transactions, file and socket I/O,
+// memory), the statement digests (the top N, see # Digests) and
+// global_status: what a fleet of services can afford to send, with no
+// attribute that grows with a service's threads, users, hosts, clients or
+// objects. The same events by thread, account, user, host and instance,
+// and the actor tables accounts, users and hosts, are opt-in: a view that
+// matches one of a table's metrics by name (pfs.events_waits.by_user.*,
+// say; see # Views) or a view on classes that keeps one of the table's
+// dimensions (pfs.user, thread.id, ...) adds it, for the classes the views
+// name; WithTables(AllTables) adds them all, and WithTables(keep) sets the
+// list outright. Nothing is written per table: a table's plan comes from
+// its columns' roles (pfscore.Role), made once in NewProducer, so a table
 // added to the catalog later flows through as it is.
 //
 //	role                    becomes
@@ -35,7 +42,7 @@
 //	avg                     nothing: SUM_ over COUNT_ gives it, per interval
 //	id, time, duration,     nothing (history and current tables, which have
 //	attr, text              them, are not exported; DIGEST_TEXT is the
-//	                        exception, as db.query.summary)
+//	                        exception, as pfs.digest_text)
 //
 // Every time is converted from picoseconds to seconds (unit "s"), bytes
 // have unit "By", counts a UCUM annotation ("{event}", "{row}",
@@ -75,8 +82,12 @@
 // instrument name, wait/synch/mutex/app/cache), THREAD_ID thread.id, USER
 // pfs.user, HOST pfs.host, OBJECT_INSTANCE_BEGIN pfs.object_instance,
 // FILE_NAME file.path, SCHEMA_NAME db.namespace, DIGEST pfs.digest,
-// DIGEST_TEXT db.query.summary, VARIABLE_NAME pfs.variable_name, any other
-// pfs.<column in lower case>. A NULL dimension is left out of the set.
+// DIGEST_TEXT pfs.digest_text, VARIABLE_NAME pfs.variable_name, any other
+// pfs.<column in lower case>. A NULL dimension is left out of the set. A
+// string that is not UTF-8 (a file named in Latin-1, a user taken from a
+// request header) is exported with U+FFFD for its invalid bytes: OTLP's
+// strings must be UTF-8, and one bad value would otherwise fail the whole
+// export.
 //
 // Variants have metric names of their own, not the family's name with more
 // attributes: the global, by_thread, by_account, by_user and by_host
@@ -93,10 +104,19 @@
 // events_statements_summary_by_digest is bounded on purpose, so that it
 // never meets the SDK's cardinality limit unannounced: each collection
 // exports the top N digests by SUM_TIMER_WAIT (WithTopDigests, by default
-// 100) with pfs.digest, db.query.summary (DIGEST_TEXT) and db.namespace
-// (SCHEMA_NAME), and one overflow series, db.query.summary="other" and
+// 100) with pfs.digest, pfs.digest_text (DIGEST_TEXT) and db.namespace
+// (SCHEMA_NAME), and one overflow series, pfs.digest_text="other" and
 // otel.metric.overflow=true, with the sums of the rest, their least MIN
-// and greatest MAX (no quantiles). The overflow series
+// and greatest MAX (no quantiles). A digest of SQL statements also carries
+// the database semantic conventions' attributes, db.system.name (what the
+// database wrapper recorded for its schema, pfscore.Schema.SetDBSystem;
+// else other_sql), db.query.summary (the operation and its targets,
+// "SELECT notes": digest.Summarize), db.operation.name and
+// db.collection.name; a digest of HTTP requests (an instrument/pfshttp
+// route) http.request.method and http.route instead, and no db.* attribute
+// (semconv.go). Their histograms add up into the conventions' own
+// db.client.operation.duration and http.server.request.duration (see #
+// Digest histograms). The overflow series
 // counts what the digests outside the top N add, collection by collection,
 // so its sums only grow whichever digests it holds; a digest that leaves
 // the top N stops being exported under its own attributes, and when it
@@ -164,12 +184,47 @@
 // outside the top N each collection), nor has a producer over a remote
 // Tables, which exports the quantile gauges instead.
 //
+// The top-N digests' histograms also add up into the semantic conventions'
+// histograms, in the same bounds: db.client.operation.duration by
+// db.system.name, db.namespace, db.query.summary, db.operation.name and
+// db.collection.name (digests that differ but in their columns share a
+// summary, and a series), and http.server.request.duration by
+// http.request.method and http.route. A series that loses a member (a
+// digest leaving the top N) restarts at the previous collection, as a
+// merged series does (# Views). http.server.request.duration has no
+// http.response.status_code: the digest table has one row per route, not
+// per status; a request's span has it (# Spans).
+//
 // # Imports
 //
 // bridge is the lowest package that may import OpenTelemetry (API and SDK).
 // It imports pfscore, never instrument.
 //
 // # Spans
+//
+// Two readers make spans. Traces (traces.go) is the one exporter.StartOTLP
+// uses: it takes the event trees a *pfscore.Schema captures
+// (Schema.EnableTraceCapture): each sampled top-level statement, an HTTP
+// request or a connection's command, with every stage, statement and wait
+// that ended inside it, handed over whole when the statement ends, so each
+// span is sent once and complete, at any rate the queues hold (its doc
+// comment has the tree; a SQL statement is the child of the stage it ran
+// in). History, below, reads the _history_long tables of any
+// pfscore.Tables, a remote one included, and must guess at what the rings
+// overwrote. Both name and describe spans alike:
+//
+//	statement          name                       kind     attributes
+//	SQL                its db.query.summary       CLIENT   db.system.name, db.namespace, db.query.summary,
+//	                   ("SELECT notes")                    db.operation.name, db.collection.name,
+//	                                                       db.response.returned_rows, pfs.digest, pfs.digest_text
+//	HTTP request       METHOD ROUTE ("GET          SERVER   http.request.method, http.route, and from a captured
+//	(pfshttp)          /notes/{id}"), METHOD              tree http.response.status_code, url.scheme, url.path
+//	                   when unmatched
+//	any other          DIGEST_TEXT, else class    INTERNAL pfs.digest
+//
+// A SQL statement with ERRORS is an error with error.type _OTHER; an HTTP
+// request is an error for a 5xx status only, with error.type the code, as
+// the HTTP conventions say of a server (a 4xx is the client's).
 //
 // History turns the _history_long tables into spans. NewHistory(t) takes
 // any pfscore.Tables (a *pfscore.Schema is read directly, others through
@@ -183,7 +238,7 @@
 // ones are off by default, as in MySQL).
 //
 //	event                         becomes
-//	statement                     a span, named by DIGEST_TEXT, else by EVENT_NAME (clipped to 255 bytes)
+//	statement                     a span, named as above (clipped to 255 bytes)
 //	statement nested in another   a child span of the enclosing statement's
 //	stage in a statement          a child span of the statement's, named by EVENT_NAME
 //	stage in no statement         a root span of a trace of its own
@@ -209,19 +264,15 @@
 // timers of setup_timers (CYCLE and NANOSECOND by default), whose
 // conversions to wall-clock time may disagree by some microseconds.
 //
-// Attributes of a statement's span: pfs.event_name, pfs.thread_id,
-// pfs.event_id, pfs.rows_affected, pfs.rows_examined, pfs.warnings (when
-// not 0), pfs.digest, pfs.source, db.namespace (CURRENT_SCHEMA, when set);
-// for a SQL statement (statement/sql/*, of kind Client; others are
-// Internal) also the database semantic conventions: db.system.name
-// (WithDBSystem; by default "other_sql", since otelpfs sees what a
-// database/sql pool sends and not which database answers),
-// db.query.summary (DIGEST_TEXT), db.operation.name (from the command:
-// SELECT, INSERT, CREATE TABLE, ...; none for statement/sql/other),
-// db.response.returned_rows (ROWS_SENT), and db.query.text (SQL_TEXT) only
-// with WithSQLText(true). A statement with ERRORS has status Error with
-// MESSAGE_TEXT as its message (an error text may quote a value) and
-// error.type "_OTHER". A stage's span has pfs.event_name, pfs.thread_id,
+// Attributes of a statement's span, besides those above: pfs.event_name,
+// pfs.thread_id, pfs.event_id, pfs.rows_affected, pfs.rows_examined,
+// pfs.warnings (when not 0), pfs.source, db.namespace (CURRENT_SCHEMA,
+// when set); db.system.name is WithDBSystem's, else what the database
+// wrapper recorded for the statement's schema (pfscore.Schema.SetDBSystem:
+// pfssql records its driver's: sqlite, mysql, postgresql), else
+// "other_sql"; db.query.text (SQL_TEXT) only with WithSQLText(true). An
+// error's span has MESSAGE_TEXT as its status message (an error text may
+// quote a value). A stage's span has pfs.event_name, pfs.thread_id,
 // pfs.event_id, pfs.source and pfs.work_completed and pfs.work_estimated
 // when set. A wait's event has pfs.event_id, pfs.duration (TIMER_WAIT in
 // seconds), pfs.operation, pfs.object_name, pfs.object_type,
@@ -323,7 +374,11 @@
 // metric, that the views drop, and keeps the attribute keys they keep.
 // pfs.event_name stays on every series of a class (the class is the
 // instrument), and otel.metric.overflow on the digests' overflow series.
-// The keys choose the tables' dimensions:
+// The keys choose the tables' dimensions, and a key kept for a class
+// registered when NewProducer runs opts its tables in (# What is
+// exported): only the classes whose views keep some of a table's
+// dimensions, or whose metric a view names, are exported from a table
+// the default leaves out.
 //
 //	key kept                 keeps apart the series of
 //	thread.id                *_by_thread_by_event_name
@@ -331,7 +386,7 @@
 //	pfs.object_instance      *_by_instance (waits, files, sockets)
 //	file.path                file_summary_by_instance
 //	pfs.digest, db.namespace, events_statements_summary_by_digest, selected by
-//	db.query.summary         its metric names: pfs.events_statements.by_digest.*
+//	pfs.digest_text          its metric names: pfs.events_statements.by_digest.*
 //
 // A series whose class's views keep none of its table's dimensions is its
 // table's share of the global summary, which is exported, and is left out

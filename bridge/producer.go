@@ -23,7 +23,7 @@ import (
 // ScopeName is the instrumentation scope of the metrics a Producer makes.
 const ScopeName = "github.com/otelpfs/otelpfs/bridge"
 
-// Overflow is the db.query.summary of the series that sums the digests
+// Overflow is the pfs.digest_text of the series that sums the digests
 // outside the top N (see WithTopDigests); it also carries
 // otel.metric.overflow=true, as the SDK's own overflow series does.
 const Overflow = "other"

@@ -52,7 +52,7 @@ type SpanEvent struct {
 const DefaultDBSystem = "other_sql"
 
 // maxSpanName bounds a span's name (a DIGEST_TEXT may be 1 KiB long); the
-// whole text stays in db.query.summary.
+// whole text stays in pfs.digest_text.
 const maxSpanName = 255
 
 // Attribute keys of the spans and span events the History makes. Those
