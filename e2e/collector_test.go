@@ -289,6 +289,8 @@ type span struct {
 	traceID, spanID string // hex
 	parent          string // hex; empty for a root span
 	name            string
+	kind            ptrace.SpanKind
+	status          ptrace.StatusCode
 	attrs           map[string]string
 	events          []string // their names
 	start, end      time.Time
@@ -306,7 +308,7 @@ func spans(trs []ptrace.Traces) []span {
 			for _, ss := range rs.ScopeSpans().All() {
 				for _, sp := range ss.Spans().All() {
 					x := span{resource: res, traceID: sp.TraceID().String(), spanID: sp.SpanID().String(),
-						name: sp.Name(), attrs: attrMap(sp.Attributes()),
+						name: sp.Name(), kind: sp.Kind(), status: sp.Status().Code(), attrs: attrMap(sp.Attributes()),
 						start: sp.StartTimestamp().AsTime(), end: sp.EndTimestamp().AsTime()}
 					if !sp.ParentSpanID().IsEmpty() {
 						x.parent = sp.ParentSpanID().String()

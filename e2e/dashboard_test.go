@@ -130,9 +130,6 @@ func boolSet(m map[string]string) map[string]bool {
 // makes the data the demo does not make yet.
 const probeJob = "otelpfs-dashboard-probe"
 
-// probeStage is the stage class the probe records around each request.
-const probeStage = "stage/e2e/probe"
-
 // A source is a service the dashboard is shown for: $job is its
 // service.name.
 type source struct {
@@ -382,25 +379,26 @@ func checkProbeValues(t *testing.T, r map[string]panelResult) {
 		}
 		return 0, false
 	}
-	// The NULL row (SCHEMA_NAME and DIGEST NULL: the lost digest's) has no
-	// db_query_summary.
-	for _, c := range []struct{ title, ref, label string }{
-		{"SQL statements by digest", "A", "db_query_summary"},
-		{"SQL statement latency by digest: p50, p95, p99", "B", "db_query_summary"},
+	// The SQL panels hold the SQL only: neither the route nor the NULL row
+	// (SCHEMA_NAME and DIGEST NULL: the lost digest's), which has no
+	// db_system_name.
+	for _, c := range []struct {
+		title, ref, label string
+		want              []string
+	}{
+		{"SQL statements by digest", "A", "pfs_digest_text", []string{workload.InsertDigest, workload.SelectDigest}},
+		{"SQL statements by digest", "D", "pfs_digest_text", []string{workload.InsertDigest, workload.SelectDigest}},
+		{"SQL statement time by digest (top 10)", "A", "pfs_digest_text", []string{workload.InsertDigest, workload.SelectDigest}},
+		{"SQL latency by query summary: p50, p95, p99", "B", "db_query_summary", []string{workload.InsertSummary, workload.SelectSummary}},
+		// And the route panels the routes only.
+		{"Requests by route", "A", "http_route", []string{workload.Route}},
+		{"Requests by route", "D", "http_route", []string{workload.Route}},
+		{"Request latency by route: p50, p95, p99", "B", "http_route", []string{workload.Route}},
+		{"Request stages by time (top 10)", "A", "pfs_event_name", []string{workload.StageName}},
 	} {
-		got := labels(c.title, c.ref, c.label)
-		got = slices.DeleteFunc(got, func(s string) bool { return s == "" })
-		if want := []string{workload.InsertDigest, workload.SelectDigest}; !slices.Equal(got, want) {
-			t.Errorf("probe: panel %q query %s: %s %q, want the SQL digests %q", c.title, c.ref, c.label, got, want)
+		if got := labels(c.title, c.ref, c.label); !slices.Equal(got, c.want) {
+			t.Errorf("probe: panel %q query %s: %s %q, want %q", c.title, c.ref, c.label, got, c.want)
 		}
-	}
-	for _, title := range []string{"Requests by route", "Request latency by route: p50, p95, p99"} {
-		if got := labels(title, "A", "db_query_summary"); !slices.Equal(got, []string{workload.RouteDigest}) {
-			t.Errorf("probe: panel %q: routes %q, want [%q]", title, got, workload.RouteDigest)
-		}
-	}
-	if got := labels("Request stages by time (top 10)", "A", "pfs_event_name"); !slices.Equal(got, []string{probeStage}) {
-		t.Errorf("probe: stages %q, want [%s]", got, probeStage)
 	}
 	if got := labels("Wait time by event name (top 10)", "A", "pfs_event_name"); !slices.Contains(got, workload.MutexName) {
 		t.Errorf("probe: waits %q, want %s among them", got, workload.MutexName)
@@ -448,10 +446,14 @@ func checkVariables(t *testing.T, p *prometheus, d *dashboard, from time.Time) {
 				if !slices.Contains(got, job) {
 					t.Errorf("variable job: %q, want %s among them", got, job)
 				}
-			case "digest":
-				// The SQL digests, not the routes.
-				if job == probeJob && !slices.Equal(got, []string{workload.InsertDigest, workload.SelectDigest}) {
-					t.Errorf("variable digest for the probe: %q, want [%q %q]", got, workload.InsertDigest, workload.SelectDigest)
+			case "summary":
+				// The SQL's query summaries, not the routes.
+				if want := []string{workload.InsertSummary, workload.SelectSummary}; job == probeJob && !slices.Equal(got, want) {
+					t.Errorf("variable summary for the probe: %q, want %q", got, want)
+				}
+			case "route":
+				if want := []string{workload.Route}; job == probeJob && !slices.Equal(got, want) {
+					t.Errorf("variable route for the probe: %q, want %q", got, want)
 				}
 			default:
 				if len(got) == 0 {
@@ -562,22 +564,15 @@ func checkDashboardSpans(t *testing.T, path string, parent trace.SpanContext) {
 }
 
 // startProbe starts the probe: package workload's service on a Schema of
-// its own, exporting to the Collector at otlp as service probeJob, serving
-// requests inside parent's trace, each in a stage of a thread of its own,
-// until the returned function is called (it flushes and stops the
-// export). The digest table has room for the workload's three digests
-// only (and the NULL row, which counts among the rows as in MySQL): one
-// more statement, run once, is lost.
+// its own, exporting to the Collector at otlp as service probeJob with the
+// default export, serving requests inside parent's trace until the
+// returned function is called (it flushes and stops the export). The
+// digest table has room for the workload's three digests only (and the
+// NULL row, which counts among the rows as in MySQL): one more statement,
+// run once, is lost.
 func startProbe(t *testing.T, otlp string, parent trace.SpanContext) (stop func()) {
 	t.Helper()
-	s, err := pfscore.New(pfscore.WithoutEnvironment(),
-		pfscore.WithInstrument("wait/synch/mutex/e2e/%=ON"),
-		pfscore.WithInstrument("memory/e2e/%=ON"),
-		pfscore.WithInstrument("stage/e2e/%=ON"),
-		pfscore.WithConsumer(pfscore.ConsumerEventsWaitsCurrent, true),
-		pfscore.WithConsumer(pfscore.ConsumerEventsWaitsHistoryLong, true),
-		pfscore.WithConsumer(pfscore.ConsumerEventsStatementsHistoryLong, true),
-		pfscore.WithDigestsSize(4)) // three digests and the NULL row
+	s, err := workload.NewSchema(pfscore.WithDigestsSize(4)) // three digests and the NULL row
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -595,14 +590,12 @@ func startProbe(t *testing.T, otlp string, parent trace.SpanContext) (stop func(
 		t.Fatal(err)
 	}
 	ctx := trace.ContextWithRemoteSpanContext(context.Background(), parent)
-	in := instrument.WithSchema(s)
-	stage := instrument.NewStageClass(probeStage, in)
 
 	// The first request fills the digest table; then a fourth digest.
 	if err := svc.Request(ctx); err != nil {
 		t.Fatal(err)
 	}
-	lost := instrument.NewStatementClass("statement/e2e/probe", in)
+	lost := instrument.NewStatementClass("statement/e2e/probe", instrument.WithSchema(s))
 	st := lost.Start(ctx, "SELECT `lost` FROM `probe`")
 	st.End(instrument.StatementResult{})
 
@@ -611,8 +604,6 @@ func startProbe(t *testing.T, otlp string, parent trace.SpanContext) (stop func(
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		tctx, th := instrument.StartThread(context.Background(), "thread/e2e/probe", in)
-		defer th.End()
 		tick := time.NewTicker(20 * time.Millisecond)
 		defer tick.Stop()
 		for {
@@ -621,10 +612,7 @@ func startProbe(t *testing.T, otlp string, parent trace.SpanContext) (stop func(
 				return
 			case <-tick.C:
 			}
-			stage.Start(tctx)
-			err := svc.Request(ctx)
-			instrument.EndStage(tctx)
-			if err != nil {
+			if err := svc.Request(ctx); err != nil {
 				t.Errorf("probe request: %v", err)
 				return
 			}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/otelpfs/otelpfs/exporter"
 	"github.com/otelpfs/otelpfs/pfscore"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -177,7 +179,7 @@ func expectations(s *pfscore.Schema) ([]expect, error) {
 		return nil, err
 	}
 	for _, r := range digests {
-		a := map[string]string{"db.query.summary": r["DIGEST_TEXT"].(string), "pfs.digest": r["DIGEST"].(string)}
+		a := map[string]string{"pfs.digest_text": r["DIGEST_TEXT"].(string), "pfs.digest": r["DIGEST"].(string)}
 		out = append(out,
 			expect{"pfs.events_statements.by_digest.count", a, float64(num(r["COUNT_STAR"]))},
 			expect{"pfs.events_statements.by_digest.time", a, bridge.Seconds(num(r["SUM_TIMER_WAIT"]))},
@@ -248,13 +250,48 @@ func waitForTables(t *testing.T, path string, want map[string][]expect) map[stri
 	}
 }
 
+// The conventions' histograms the bridge exports beside its pfs.* metrics.
+const (
+	dbDuration   = "db.client.operation.duration"
+	httpDuration = "http.server.request.duration"
+)
+
+// defaultMetrics are metrics the default export (bridge.DefaultTables) must
+// hold for the workload: the global summaries, the digests, their
+// histograms and the conventions' histograms. (The request threads have
+// ended; global_status's counters are all zero, nothing lost, and zero
+// rows are left out.)
+var defaultMetrics = []string{
+	"pfs.events_waits.count", "pfs.events_waits.time", "pfs.events_waits.time.max",
+	"pfs.events_stages.count", "pfs.events_stages.time",
+	"pfs.events_statements.count", "pfs.events_statements.time", "pfs.events_statements.rows_sent",
+	"pfs.events_statements.by_digest.count", "pfs.events_statements.by_digest.time",
+	"pfs.events_statements.by_digest.duration",
+	"pfs.memory.alloc.count", "pfs.memory.used.bytes",
+	dbDuration, httpDuration,
+}
+
+// optInMetric reports whether a metric is one the default export leaves
+// out: the summaries by thread, account, user, host and instance, the
+// actor tables, and the digests' quantile gauges (the histogram carries
+// them).
+func optInMetric(name string) bool {
+	for _, v := range []string{".by_thread.", ".by_account.", ".by_user.", ".by_host.", ".by_instance."} {
+		if strings.Contains(name, v) {
+			return true
+		}
+	}
+	return strings.HasPrefix(name, "pfs.accounts.") || strings.HasPrefix(name, "pfs.users.") || strings.HasPrefix(name, "pfs.hosts.") ||
+		strings.HasPrefix(name, "pfs.events_statements.by_digest.time.p")
+}
+
 // checkShape checks what every exported point of an instance must be,
-// whatever the values: the resource, the scope, the names, cumulative
-// monotonic sums with a start time, histograms whose buckets add up.
+// whatever the values: the resource, the scope, the names (the default
+// export's, none of the opt-in tables'), cumulative monotonic sums with a
+// start time, histograms whose buckets add up, valid attribute keys.
 func checkShape(t *testing.T, got map[string]point, inst string) {
 	t.Helper()
 	names := map[string]bool{}
-	histograms := 0
 	for _, p := range got {
 		if p.instance() != inst {
 			continue
@@ -271,8 +308,16 @@ func checkShape(t *testing.T, got map[string]point, inst string) {
 		if p.scope != bridge.ScopeName {
 			t.Fatalf("%s: scope %q, want %q", p.metric, p.scope, bridge.ScopeName)
 		}
-		if !strings.HasPrefix(p.metric, "pfs.") {
-			t.Errorf("metric %s: not under pfs.", p.metric)
+		if !strings.HasPrefix(p.metric, "pfs.") && p.metric != dbDuration && p.metric != httpDuration {
+			t.Errorf("metric %s: neither under pfs. nor a conventions' metric", p.metric)
+		}
+		if optInMetric(p.metric) {
+			t.Errorf("metric %s %v: exported by default, but its table is opt-in (bridge.DefaultTables)", p.metric, p.attrs)
+		}
+		for _, k := range []string{"thread.id", "pfs.user", "pfs.host", "pfs.object_instance"} {
+			if _, ok := p.attrs[k]; ok {
+				t.Errorf("metric %s %v: attribute %s in the default export", p.metric, p.attrs, k)
+			}
 		}
 		switch p.kind {
 		case pmetric.MetricTypeSum:
@@ -281,37 +326,22 @@ func checkShape(t *testing.T, got map[string]point, inst string) {
 					p.metric, p.attrs, p.monotonic, p.cumul, p.start, p.time, p.value)
 			}
 		case pmetric.MetricTypeHistogram:
-			histograms++
 			var n uint64
 			for _, c := range p.buckets {
 				n += c
 			}
-			if len(p.buckets) != len(p.bounds)+1 || n != p.count || !slices.IsSorted(p.bounds) {
-				t.Errorf("histogram %s %v: %d bounds %v, %d buckets adding up to %d, count %d",
-					p.metric, p.attrs, len(p.bounds), p.bounds, len(p.buckets), n, p.count)
+			if len(p.buckets) != len(p.bounds)+1 || n != p.count || !slices.IsSorted(p.bounds) || !p.cumul || p.start.IsZero() {
+				t.Errorf("histogram %s %v: %d bounds %v, %d buckets adding up to %d, count %d, cumulative %v, start %v",
+					p.metric, p.attrs, len(p.bounds), p.bounds, len(p.buckets), n, p.count, p.cumul, p.start)
 			}
 		}
 	}
-	for _, want := range []string{
-		// The request threads have ended, so the by_thread tables are
-		// empty; global_status's counters are all zero (nothing lost), and
-		// zero rows are left out.
-		"pfs.events_waits.count", "pfs.events_waits.time", "pfs.events_waits.time.max",
-		"pfs.events_waits.by_user.count", "pfs.events_waits.by_instance.count",
-		"pfs.events_statements.count", "pfs.events_statements.time", "pfs.events_statements.rows_sent",
-		"pfs.events_statements.by_digest.count", "pfs.events_statements.by_digest.time",
-		"pfs.events_statements.by_digest.time.p95", "pfs.events_statements.by_account.count",
-		"pfs.memory.alloc.count", "pfs.memory.used.bytes", "pfs.memory.by_user.used.bytes.high",
-		"pfs.accounts.connections",
-	} {
+	for _, want := range defaultMetrics {
 		if !names[want] {
 			t.Errorf("instance %s: no %s among the %d metrics exported", inst, want, len(names))
 		}
 	}
 	t.Logf("instance %s: %d metrics", inst, len(names))
-	if histograms == 0 {
-		t.Logf("instance %s: no histograms exported yet (the statements' buckets are not bridged)", inst)
-	}
 }
 
 // The workload's own arithmetic, independent of the tables: what each
@@ -324,9 +354,12 @@ func checkWorkload(t *testing.T, got map[string]point, inst string, n int) {
 		want   float64
 	}{
 		{"pfs.events_waits.count", map[string]string{"pfs.event_name": workload.MutexName}, float64(n)},
-		{"pfs.events_statements.by_digest.count", map[string]string{"db.query.summary": workload.SelectDigest}, float64(n)},
-		{"pfs.events_statements.by_digest.rows_sent", map[string]string{"db.query.summary": workload.SelectDigest}, float64(n)},
-		{"pfs.events_statements.by_digest.count", map[string]string{"db.query.summary": workload.InsertDigest}, float64((n + 3) / 4)},
+		{"pfs.events_stages.count", map[string]string{"pfs.event_name": workload.StageName}, float64(n)},
+		{"pfs.events_statements.count", map[string]string{"pfs.event_name": workload.RequestName}, float64(n)},
+		{"pfs.events_statements.by_digest.count", map[string]string{"pfs.digest_text": workload.RouteDigest}, float64(n)},
+		{"pfs.events_statements.by_digest.count", map[string]string{"pfs.digest_text": workload.SelectDigest}, float64(n)},
+		{"pfs.events_statements.by_digest.rows_sent", map[string]string{"pfs.digest_text": workload.SelectDigest}, float64(n)},
+		{"pfs.events_statements.by_digest.count", map[string]string{"pfs.digest_text": workload.InsertDigest}, float64((n + 3) / 4)},
 		{"pfs.memory.alloc.count", map[string]string{"pfs.event_name": workload.MemoryName}, float64(n)},
 		{"pfs.memory.alloc.bytes", map[string]string{"pfs.event_name": workload.MemoryName}, float64(n * workload.BufferSize)},
 		{"pfs.memory.used.bytes", map[string]string{"pfs.event_name": workload.MemoryName}, float64(workload.Held * workload.BufferSize)},
@@ -334,6 +367,72 @@ func checkWorkload(t *testing.T, got map[string]point, inst string, n int) {
 		ps := find(got, inst, c.metric, c.attrs)
 		if len(ps) != 1 || ps[0].value != c.want {
 			t.Errorf("instance %s after %d requests: %s %v = %v, want %v", inst, n, c.metric, c.attrs, ps, c.want)
+		}
+	}
+}
+
+// checkConventions checks the attributes of the digests' series by the
+// semantic conventions (a SQL digest's db.*, a route's http.*, never the
+// other's), and that db.client.operation.duration and
+// http.server.request.duration are the digests' histograms added up by
+// those attributes.
+func checkConventions(t *testing.T, got map[string]point, inst string) {
+	t.Helper()
+	sqlAttrs := map[string]map[string]string{
+		workload.SelectDigest: {"db.system.name": workload.DBSystem, "db.query.summary": workload.SelectSummary,
+			"db.operation.name": "SELECT", "db.collection.name": "kv"},
+		workload.InsertDigest: {"db.system.name": workload.DBSystem, "db.query.summary": workload.InsertSummary,
+			"db.operation.name": "INSERT", "db.collection.name": "kv"},
+	}
+	routeAttrs := map[string]string{"http.request.method": workload.Method, "http.route": workload.Route}
+	for _, p := range got {
+		if p.instance() != inst || !strings.HasPrefix(p.metric, "pfs.events_statements.by_digest.") {
+			continue
+		}
+		text := p.attrs["pfs.digest_text"]
+		want, isSQL := sqlAttrs[text]
+		if text == workload.RouteDigest {
+			want = routeAttrs
+		}
+		if want == nil {
+			t.Errorf("instance %s: %s %v: a digest the workload does not run", inst, p.metric, p.attrs)
+			continue
+		}
+		for k, v := range want {
+			if p.attrs[k] != v {
+				t.Errorf("instance %s: %s of %q: %s = %q, want %q (attributes %v)", inst, p.metric, text, k, p.attrs[k], v, p.attrs)
+			}
+		}
+		for k := range p.attrs {
+			if isSQL && strings.HasPrefix(k, "http.") || !isSQL && strings.HasPrefix(k, "db.") {
+				t.Errorf("instance %s: %s of %q has %s: %v", inst, p.metric, text, k, p.attrs)
+			}
+		}
+	}
+	// Each conventions' series is the one digest of its attributes here.
+	for _, c := range []struct {
+		metric, digest string
+		attrs          map[string]string
+	}{
+		{dbDuration, workload.SelectDigest, sqlAttrs[workload.SelectDigest]},
+		{dbDuration, workload.InsertDigest, sqlAttrs[workload.InsertDigest]},
+		{httpDuration, workload.RouteDigest, routeAttrs},
+	} {
+		conv := find(got, inst, c.metric, c.attrs)
+		dg := find(got, inst, "pfs.events_statements.by_digest.duration", map[string]string{"pfs.digest_text": c.digest})
+		if len(conv) != 1 || len(dg) != 1 {
+			t.Errorf("instance %s: %d %s points %v, %d digest histograms of %q", inst, len(conv), c.metric, c.attrs, len(dg), c.digest)
+			continue
+		}
+		if p, q := conv[0], dg[0]; p.unit != "s" || p.count != q.count || !sameFloat(p.sum, q.sum) ||
+			!slices.Equal(p.bounds, q.bounds) || !slices.Equal(p.buckets, q.buckets) {
+			t.Errorf("instance %s: %s %v: count %d sum %v buckets %v; the digest's: count %d sum %v buckets %v",
+				inst, c.metric, p.attrs, p.count, p.sum, p.buckets, q.count, q.sum, q.buckets)
+		}
+		for k := range conv[0].attrs {
+			if !slices.Contains(slices.Collect(maps.Keys(c.attrs)), k) && k != "db.namespace" {
+				t.Errorf("instance %s: %s has attribute %s beyond the conventions': %v", inst, c.metric, k, conv[0].attrs)
+			}
 		}
 	}
 }
@@ -373,6 +472,7 @@ func TestCollectorExport(t *testing.T) {
 	for id, n := range requests {
 		checkShape(t, got, id)
 		checkWorkload(t, got, id, n)
+		checkConventions(t, got, id)
 	}
 
 	for id, in := range insts {
@@ -381,7 +481,7 @@ func TestCollectorExport(t *testing.T) {
 	checkSpans(t, filepath.Join(col.out, "traces.jsonl"), requests, parents)
 
 	// Prometheus: one series per instance, and the fleet's sum by digest.
-	const perInstance = `pfs_events_statements_by_digest_count_total{db_query_summary="` + workload.SelectDigest + `"}`
+	const perInstance = `pfs_events_statements_by_digest_count_total{pfs_digest_text="` + workload.SelectDigest + `"}`
 	prom.waitQuery(t, perInstance, func(ss []sample) error {
 		byInst := map[string]float64{}
 		for _, s := range ss {
@@ -400,13 +500,28 @@ func TestCollectorExport(t *testing.T) {
 		}
 		return nil
 	})
-	const fleet = `sum by (db_query_summary) (` + perInstance + `)`
+	const fleet = `sum by (pfs_digest_text) (` + perInstance + `)`
 	prom.waitQuery(t, fleet, func(ss []sample) error {
 		if len(ss) != 1 || ss[0].value != float64(requests["a"]+requests["b"]) {
 			return fmt.Errorf("%v, want one series of %d", ss, requests["a"]+requests["b"])
 		}
 		return nil
 	})
+	// The conventions' histograms, summed across the fleet by their
+	// attributes, as a dashboard does.
+	for q, want := range map[string]float64{
+		`sum by (db_system_name, db_query_summary, db_operation_name) (db_client_operation_duration_seconds_count{db_query_summary="` +
+			workload.SelectSummary + `", db_system_name="` + workload.DBSystem + `", db_operation_name="SELECT"})`: float64(requests["a"] + requests["b"]),
+		`sum by (http_request_method, http_route) (http_server_request_duration_seconds_count{http_request_method="GET", http_route="` +
+			workload.Route + `"})`: float64(requests["a"] + requests["b"]),
+	} {
+		prom.waitQuery(t, q, func(ss []sample) error {
+			if len(ss) != 1 || ss[0].value != want {
+				return fmt.Errorf("%v, want one series of %v", ss, want)
+			}
+			return nil
+		})
+	}
 	// A time in seconds, as the tables have it in picoseconds.
 	wantTime := find(got, "a", "pfs.events_waits.time", map[string]string{"pfs.event_name": workload.MutexName})
 	if len(wantTime) != 1 {
@@ -483,15 +598,17 @@ func checkHistograms(t *testing.T, got map[string]point, inst string, s *pfscore
 }
 
 // checkSpans waits until the Collector's traces file holds every
-// instance's spans, then checks them: a span per request (RouteDigest),
+// instance's spans, then checks them, request by request: the request a
+// SERVER span named by its route with the HTTP conventions' attributes,
 // placed in the trace of the span the request ran in (or a root), with its
-// mutex wait as an event; a span per SQL statement, the child of its
-// request's span.
+// mutex wait as an event; its stage a child of it; each SQL statement a
+// CLIENT span named by its db.query.summary, a child of the stage, with
+// the database conventions' attributes. No span twice, none left out.
 func checkSpans(t *testing.T, path string, requests map[string]int, parents map[string]trace.SpanContext) {
 	t.Helper()
 	total := 0
 	for _, n := range requests {
-		total += n + n + (n+3)/4
+		total += n + n + n + (n+3)/4 // request, stage, SELECT, INSERT
 	}
 	var all []span
 	deadline := time.Now().Add(30 * time.Second)
@@ -512,12 +629,17 @@ func checkSpans(t *testing.T, path string, requests map[string]int, parents map[
 		byID := map[string]span{}
 		names := map[string]int{}
 		for _, sp := range all {
-			if sp.instance() == inst {
-				byID[sp.spanID] = sp
-				names[sp.name]++
+			if sp.instance() != inst {
+				continue
 			}
+			if _, dup := byID[sp.spanID]; dup {
+				t.Errorf("instance %s: span %s (%s) sent twice", inst, sp.spanID, sp.name)
+			}
+			byID[sp.spanID] = sp
+			names[sp.name]++
 		}
-		want := map[string]int{workload.RouteDigest: n, workload.SelectDigest: n, workload.InsertDigest: (n + 3) / 4}
+		want := map[string]int{workload.RouteDigest: n, workload.StageName: n,
+			workload.SelectSummary: n, workload.InsertSummary: (n + 3) / 4}
 		if !maps.Equal(names, want) {
 			t.Errorf("instance %s: spans by name %v, want %v", inst, names, want)
 		}
@@ -526,6 +648,8 @@ func checkSpans(t *testing.T, path string, requests map[string]int, parents map[
 			if sp.resource["service.name"] != serviceName || !sp.start.Before(sp.end) {
 				t.Errorf("instance %s: span %s: resource %v, %v to %v", inst, sp.name, sp.resource, sp.start, sp.end)
 			}
+			up, ok := byID[sp.parent]
+			within := ok && up.traceID == sp.traceID && !sp.start.Before(up.start) && !sp.end.After(up.end)
 			switch sp.name {
 			case workload.RouteDigest:
 				if parent.IsValid() && (sp.traceID != parent.TraceID().String() || sp.parent != parent.SpanID().String()) {
@@ -538,16 +662,95 @@ func checkSpans(t *testing.T, path string, requests map[string]int, parents map[
 				if !slices.Contains(sp.events, workload.MutexName) {
 					t.Errorf("instance %s: request span's events %v, want %s", inst, sp.events, workload.MutexName)
 				}
-			default:
-				req, ok := byID[sp.parent]
-				if !ok || req.name != workload.RouteDigest || req.traceID != sp.traceID {
-					t.Errorf("instance %s: span %s (trace %s) under %s, want its request's span", inst, sp.name, sp.traceID, sp.parent)
+				if err := httpServerSpan(sp, workload.Method, workload.Route, 200); err != nil {
+					t.Errorf("instance %s: %v", inst, err)
 				}
-				if sp.attrs["db.query.summary"] != sp.name || sp.start.Before(req.start) || sp.end.After(req.end) {
-					t.Errorf("instance %s: span %s: db.query.summary %q, %v to %v, its request %v to %v",
-						inst, sp.name, sp.attrs["db.query.summary"], sp.start, sp.end, req.start, req.end)
+			case workload.StageName:
+				if !within || up.name != workload.RouteDigest {
+					t.Errorf("instance %s: stage span (trace %s) under %s (%s), want a child of its request's span", inst, sp.traceID, sp.parent, up.name)
+				}
+			default:
+				if !within || up.name != workload.StageName {
+					t.Errorf("instance %s: span %s (trace %s) under %s (%s), want a child of its request's stage", inst, sp.name, sp.traceID, sp.parent, up.name)
+				}
+				op, _, _ := strings.Cut(sp.name, " ")
+				if err := dbClientSpan(sp, workload.DBSystem, op, "kv"); err != nil {
+					t.Errorf("instance %s: %v", inst, err)
 				}
 			}
 		}
 	}
+}
+
+// httpServerSpan checks a request's span against the HTTP server span of
+// the semantic conventions: kind SERVER, named "METHOD ROUTE", with
+// http.request.method, http.route, http.response.status_code, url.path and
+// url.scheme (required or, for http.route and url.*, conditionally
+// required when known), and a 5xx an error with error.type its code.
+func httpServerSpan(sp span, method, route string, status int) error {
+	code := strconv.Itoa(status)
+	var bad []string
+	if sp.kind != ptrace.SpanKindServer {
+		bad = append(bad, "kind "+sp.kind.String())
+	}
+	if want := method + " " + route; sp.name != want {
+		bad = append(bad, fmt.Sprintf("name %q, want %q", sp.name, want))
+	}
+	for k, v := range map[string]string{"http.request.method": method, "http.route": route, "http.response.status_code": code, "url.scheme": "http"} {
+		if sp.attrs[k] != v {
+			bad = append(bad, fmt.Sprintf("%s=%q, want %q", k, sp.attrs[k], v))
+		}
+	}
+	if p := sp.attrs["url.path"]; !strings.HasPrefix(p, "/") || strings.Contains(p, "?") {
+		bad = append(bad, fmt.Sprintf("url.path=%q", p))
+	}
+	if status >= 500 {
+		if sp.status != ptrace.StatusCodeError || sp.attrs["error.type"] != code {
+			bad = append(bad, fmt.Sprintf("status %v, error.type %q; want an error of type %s", sp.status, sp.attrs["error.type"], code))
+		}
+	} else if sp.status == ptrace.StatusCodeError || sp.attrs["error.type"] != "" {
+		bad = append(bad, fmt.Sprintf("status %v, error.type %q: a %d is no server error", sp.status, sp.attrs["error.type"], status))
+	}
+	for k := range sp.attrs {
+		if strings.HasPrefix(k, "db.") {
+			bad = append(bad, "has "+k)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("server span %s %q: %s (attributes %v)", sp.spanID, sp.name, strings.Join(bad, "; "), sp.attrs)
+	}
+	return nil
+}
+
+// dbClientSpan checks a SQL statement's span against the database client
+// span of the semantic conventions: kind CLIENT, db.system.name (required),
+// db.query.summary and the span's name from it, db.operation.name and
+// db.collection.name (conditionally required: known here), and otelpfs's
+// own pfs.digest and pfs.digest_text; no http.*.
+func dbClientSpan(sp span, system, operation, collection string) error {
+	var bad []string
+	if sp.kind != ptrace.SpanKindClient {
+		bad = append(bad, "kind "+sp.kind.String())
+	}
+	for k, v := range map[string]string{"db.system.name": system, "db.query.summary": sp.name,
+		"db.operation.name": operation, "db.collection.name": collection} {
+		if sp.attrs[k] != v {
+			bad = append(bad, fmt.Sprintf("%s=%q, want %q", k, sp.attrs[k], v))
+		}
+	}
+	if sp.name != operation+" "+collection {
+		bad = append(bad, fmt.Sprintf("name %q, want %q", sp.name, operation+" "+collection))
+	}
+	if sp.attrs["pfs.digest"] == "" || sp.attrs["pfs.digest_text"] == "" {
+		bad = append(bad, "no pfs.digest or pfs.digest_text")
+	}
+	for k := range sp.attrs {
+		if strings.HasPrefix(k, "http.") || strings.HasPrefix(k, "url.") {
+			bad = append(bad, "has "+k)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("SQL span %s %q: %s (attributes %v)", sp.spanID, sp.name, strings.Join(bad, "; "), sp.attrs)
+	}
+	return nil
 }
