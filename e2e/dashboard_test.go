@@ -26,8 +26,9 @@ import (
 // so it fills every panel but the losses' (emptyWhenHealthy).
 var demoEmptyToday = map[string]string{}
 
-// demoSendsSpans says whether the demo sends spans: it records statements
-// with history_long on, so the test requires them at the Collector.
+// demoSendsSpans says whether the demo sends spans: exporter.StartOTLP
+// captures every sampled request's tree (its load's requests carry a
+// sampled traceparent), so the test requires them at the Collector.
 const demoSendsSpans = true
 
 // emptyWhenHealthy names the panels of losses: a service that loses
@@ -243,6 +244,8 @@ func TestDashboard(t *testing.T) {
 	}
 	stopProbe()
 	checkDashboardSpans(t, filepath.Join(out, "traces.jsonl"), parent)
+	// The demo as a user runs it: its default export's size.
+	checkExportSize(t, filepath.Join(out, "metrics.jsonl"), prom, "otelpfs-demo")
 }
 
 // required reports whether a panel must show data for src.

@@ -129,7 +129,7 @@ func TestDemoOTLP(t *testing.T) {
 	metrics := filepath.Join(col.out, "metrics.jsonl")
 	t.Run("MetricConventions", func(t *testing.T) { checkDemoMetricConventions(t, metrics, reqs) })
 	t.Run("P95AgreesWithEngine", func(t *testing.T) { checkDemoQuantiles(t, s, prom) })
-	t.Run("DefaultExportSize", func(t *testing.T) { checkExportSize(t, metrics, demoInst, prom, demoJob) })
+	t.Run("DefaultExportSize", func(t *testing.T) { checkExportSize(t, metrics, prom, demoJob) })
 }
 
 // driveDemo runs the demo's load against base for demoRunFor, at
@@ -472,21 +472,25 @@ func checkDemoQuantiles(t *testing.T, s *pfscore.Schema, prom *prometheus) {
 // metrics, and the series Prometheus holds for it (a histogram point is
 // one series per bucket there); and that no series names a thread, an
 // object instance or a client.
-func checkExportSize(t *testing.T, path, inst string, prom *prometheus, job string) {
+func checkExportSize(t *testing.T, path string, prom *prometheus, job string) {
 	ms, err := loadMetrics(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A collection's points share their time.
-	perCollection := map[time.Time]int{}
+	// A collection's points share their instance and time.
+	type collection struct {
+		inst string
+		at   time.Time
+	}
+	perCollection := map[collection]int{}
 	metrics := map[string]bool{}
 	histograms := 0
 	var last time.Time
 	for _, p := range points(ms) {
-		if p.instance() != inst {
+		if p.resource["service.name"] != job {
 			continue
 		}
-		perCollection[p.time]++
+		perCollection[collection{p.instance(), p.time}]++
 		metrics[p.metric] = true
 		if p.time.After(last) {
 			last = p.time
@@ -500,12 +504,15 @@ func checkExportSize(t *testing.T, path, inst string, prom *prometheus, job stri
 			}
 		}
 	}
-	most := 0
-	for _, n := range perCollection {
+	most, lastPoints := 0, 0
+	for c, n := range perCollection {
 		most = max(most, n)
+		if c.at.Equal(last) {
+			lastPoints = n
+		}
 	}
 	for _, p := range latest(points(ms)) {
-		if p.instance() == inst && p.time.Equal(last) && p.kind == pmetric.MetricTypeHistogram {
+		if p.resource["service.name"] == job && p.time.Equal(last) && p.kind == pmetric.MetricTypeHistogram {
 			histograms++
 		}
 	}
@@ -515,8 +522,8 @@ func checkExportSize(t *testing.T, path, inst string, prom *prometheus, job stri
 		}
 		return nil
 	})
-	t.Logf("default export of the demo's service: %d data points in its largest collection (%d in the last, %d of them histograms), %d metrics, %d collections; %d series in Prometheus",
-		most, perCollection[last], histograms, len(metrics), len(perCollection), int(ss[0].value))
+	t.Logf("default export of %s: %d data points in its largest collection (%d in the last, %d of them histograms), %d metrics, %d collections; %d series in Prometheus",
+		job, most, lastPoints, histograms, len(metrics), len(perCollection), int(ss[0].value))
 	if most == 0 || most > 1000 {
 		t.Errorf("%d data points per collection, want 1 to 1000", most)
 	}
