@@ -7,12 +7,23 @@
 //     127.0.0.1 free ports, receiving what exporter.StartOTLP sends from
 //     service instances running package workload in-process: what its file
 //     exporter writes (OTLP JSON lines) is checked against the tables the
-//     values were read from (sums, gauges, digest histograms and their
-//     exemplars) and the spans against the requests (in the caller's trace,
-//     SQL under request, waits as events); what Debian's Prometheus scrapes
-//     from its prometheus exporter against the same values, per instance and
-//     summed across two. TestCollectorRestart stops and restarts the
-//     Collector under load.
+//     values were read from (the default export: sums, gauges, digest
+//     histograms and their exemplars, the conventions' histograms and
+//     attributes) and the spans against the requests (in the caller's
+//     trace, a SERVER span per request, its stage under it, SQL CLIENT
+//     spans under the stage, waits as events); what Debian's Prometheus
+//     scrapes from its prometheus exporter against the same values, per
+//     instance and summed across two. TestCollectorRestart stops and
+//     restarts the Collector under load.
+//   - The demo's service and load at the demo's rate, in-process
+//     (TestDemoOTLP): every sampled request's tree complete at the
+//     Collector and nothing lost, the HTTP and database conventions on
+//     spans and metrics, histogram_quantile's p95 in Prometheus within 15%
+//     of the engine's QUANTILE_95 per busy digest, the default export's
+//     size (logged). TestNonUTF8ReachesCollector: names that are not UTF-8
+//     arrive with U+FFFD, and everything else with them.
+//     TestShutdownEndpointDown: Shutdown within its deadline with the
+//     endpoint down or stalled.
 //   - Every configuration in ../otelcol-config, validated by that Collector
 //     and run (agent to gateway, and the README's single Collector with
 //     cmd/otlpload).

@@ -438,12 +438,13 @@ func checkConventions(t *testing.T, got map[string]point, inst string) {
 	}
 }
 
-// TestCollectorExport sends two service instances' tables and history
-// through a real Collector over OTLP, and checks what its file exporter
-// wrote against the tables (and the workload's own counts): values,
-// histograms, exemplars, spans; then what Prometheus scraped from its
-// prometheus exporter: each instance's value, and a digest summed across
-// both.
+// TestCollectorExport sends two service instances' default export (tables
+// and captured traces) through a real Collector over OTLP, and checks what
+// its file exporter wrote against the tables (and the workload's own
+// counts): values, the default tables only, histograms, exemplars, the
+// conventions' attributes and histograms, spans; then what Prometheus
+// scraped from its prometheus exporter: each instance's value, a digest
+// summed across both, and the conventions' histograms summed.
 func TestCollectorExport(t *testing.T) {
 	col := startCollector(t, otelcolBinary(t), "", "", "")
 	prom := startPrometheus(t, prometheusBinary(t), col.prom)

@@ -78,9 +78,9 @@ func jaegerTrace(addr, traceID string) ([]jaegerSpan, error) {
 // API. The request's own span comes from the OpenTelemetry SDK (an HTTP
 // server span, as a service's middleware makes); inside it the workload
 // serves three requests, and otelpfs's spans (exporter.StartOTLP, from the
-// history tables) must land in that trace: each request statement a child
+// captured trees) must land in that trace: each request statement a child
 // of the server span with its mutex wait as an event (a log, in Jaeger's
-// words), each SQL statement a child of its request.
+// words), its stage its child, each SQL statement a child of the stage.
 // Run by make e2e-jaeger; skipped unless OTELPFS_JAEGER is set.
 func TestJaeger(t *testing.T) {
 	jbin := os.Getenv(envJaeger)
@@ -144,8 +144,9 @@ func TestJaeger(t *testing.T) {
 }
 
 // checkJaegerTrace checks the trace of TestJaeger: the server span, n
-// request spans under it, each with the mutex wait as an event, and the SQL
-// statements' spans under their requests.
+// request spans under it, each with the mutex wait as an event and its
+// stage as a child, and the SQL statements' spans (named by their
+// db.query.summary) under their requests' stages.
 func checkJaegerTrace(spans []jaegerSpan, root trace.SpanContext, n int) error {
 	byID := map[string]jaegerSpan{}
 	names := map[string]int{}
@@ -153,7 +154,8 @@ func checkJaegerTrace(spans []jaegerSpan, root trace.SpanContext, n int) error {
 		byID[s.SpanID] = s
 		names[s.OperationName]++
 	}
-	want := map[string]int{"GET /kv": 1, workload.RouteDigest: n, workload.SelectDigest: n, workload.InsertDigest: (n + 3) / 4}
+	want := map[string]int{"GET /kv": 1, workload.RouteDigest: n, workload.StageName: n,
+		workload.SelectSummary: n, workload.InsertSummary: (n + 3) / 4}
 	if !maps.Equal(names, want) {
 		return fmt.Errorf("spans by name %v, want %v", names, want)
 	}
@@ -180,9 +182,13 @@ func checkJaegerTrace(spans []jaegerSpan, root trace.SpanContext, n int) error {
 			if !found {
 				return fmt.Errorf("request span %s without the %s event: %+v", s.SpanID, workload.MutexName, s.Logs)
 			}
-		case workload.SelectDigest, workload.InsertDigest:
+		case workload.StageName:
 			if p, ok := byID[parentOf(s)]; !ok || p.OperationName != workload.RouteDigest {
-				return fmt.Errorf("%s span %s under %q, want a request span", s.OperationName, s.SpanID, parentOf(s))
+				return fmt.Errorf("stage span %s under %q, want a request span", s.SpanID, parentOf(s))
+			}
+		case workload.SelectSummary, workload.InsertSummary:
+			if p, ok := byID[parentOf(s)]; !ok || p.OperationName != workload.StageName {
+				return fmt.Errorf("%s span %s under %q, want its request's stage", s.OperationName, s.SpanID, parentOf(s))
 			}
 		}
 	}

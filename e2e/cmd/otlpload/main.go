@@ -1,10 +1,12 @@
-// Command otlpload runs the end-to-end tests' instrumented workload (a
-// mutex, counted memory, SQL statements on SQLite through pfssql; package
-// workload) as one or more service instances, and exports each instance's
-// performance-schema tables over OTLP gRPC with exporter.StartOTLP, for
-// -duration: the summaries as metrics, and each request as a trace (its
-// statement's span, its SQL statements' spans under it, its mutex wait as
-// an event). It is what otelcol-config/README.md runs to put otelpfs
+// Command otlpload runs the end-to-end tests' instrumented workload (HTTP
+// requests through pfshttp, a mutex, counted memory, a stage with SQL
+// statements on SQLite through pfssql; package workload) as one or more
+// service instances, and exports each instance's performance-schema tables
+// over OTLP gRPC with exporter.StartOTLP, for -duration: the default
+// tables as metrics (with db.client.operation.duration and
+// http.server.request.duration), and each request as a trace (its SERVER
+// span, its stage under it, its SQL statements' CLIENT spans under the
+// stage, its mutex wait as an event). It is what otelcol-config/README.md runs to put otelpfs
 // metrics and spans in a Collector, and from there in Prometheus and
 // Jaeger.
 //
