@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 
 	"github.com/otelpfs/otelpfs/instrument"
 	"github.com/otelpfs/otelpfs/pfscore"
@@ -204,6 +205,11 @@ func (h *handler) text(r *http.Request) string {
 	// A CONNECT that ServeMux redirects to its path with a slash added gets
 	// that path as its Pattern: the client's, not a route.
 	if r.Pattern != "" && !(r.Method == http.MethodConnect && r.Pattern == r.URL.Path+"/") {
+		if !strings.Contains(r.Pattern, " ") {
+			// A pattern for every method ("/notes/"): the route is still
+			// the request's method and the pattern.
+			return methodName(r.Method) + " " + r.Pattern
+		}
 		return r.Pattern
 	}
 	if h.route != nil {

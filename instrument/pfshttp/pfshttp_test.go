@@ -113,8 +113,9 @@ func (sv *server) do(t testing.TB, method, path string, hdr ...string) (int, str
 	return resp.StatusCode, string(body)
 }
 
-// The digest rows: one per route pattern, the unmatched requests in one row
-// per method, invented methods in one; never a raw path.
+// The digest rows: one per route pattern and method (a pattern for every
+// method is one route a method), the unmatched requests in one row per
+// method, invented methods in one; never a raw path.
 func TestRouteDigests(t *testing.T) {
 	s := newSchema(t)
 	mux := http.NewServeMux()
@@ -137,6 +138,8 @@ func TestRouteDigests(t *testing.T) {
 	sv.do(t, "DELETE", "/users/5") // no DELETE route: 405, unmatched
 	sv.do(t, "BREW", "/pot")       // no such method
 	sv.do(t, "HEAD", "/static/a.css")
+	sv.do(t, "CONNECT", "/static/../user-1@example.com")
+	sv.do(t, "GET", "/static/%FF/b.css")
 
 	got := map[string]uint64{}
 	for _, d := range s.EventsStatementsSummaryByDigest() {
@@ -148,14 +151,16 @@ func TestRouteDigests(t *testing.T) {
 		"GET (unmatched)":    2,
 		"DELETE (unmatched)": 1,
 		"_OTHER (unmatched)": 1,
-		"/static/":           1,
+		"HEAD /static/":      1,
+		"GET /static/":       1,
+		"CONNECT /static/":   1,
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("by digest: %v\nwant %v", got, want)
 	}
 	r := findRow(t, s, "events_statements_summary_global_by_event_name", "EVENT_NAME = 'statement/http/request'")
-	if r["COUNT_STAR"] != uint64(8) {
-		t.Errorf("statement/http/request COUNT_STAR = %v, want 8", r["COUNT_STAR"])
+	if r["COUNT_STAR"] != uint64(10) {
+		t.Errorf("statement/http/request COUNT_STAR = %v, want 10", r["COUNT_STAR"])
 	}
 	for _, e := range s.EventsStatementsHistoryLong() {
 		if e.SQLText != e.DigestText || strings.ContainsAny(e.SQLText, "12345") {
