@@ -43,6 +43,33 @@ func TestOTLPConfigEnv(t *testing.T) {
 				t.Errorf("interval %v timeout %v disabled %v", c.interval, c.exportTimeout, c.disabled)
 			}
 		}},
+		{name: "sampler by default", check: func(t *testing.T, c otlpConfig) {
+			if c.sampler != (pfscore.TraceSampler{ParentBased: true, Ratio: 1}) {
+				t.Errorf("sampler %+v, want parentbased_always_on", c.sampler)
+			}
+		}},
+		{name: "sampler traceidratio", env: map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.25"},
+			check: func(t *testing.T, c otlpConfig) {
+				if c.sampler != (pfscore.TraceSampler{ParentBased: true, Ratio: 0.25}) {
+					t.Errorf("sampler %+v", c.sampler)
+				}
+			}},
+		{name: "sampler always_off", env: map[string]string{"OTEL_TRACES_SAMPLER": "always_off"},
+			check: func(t *testing.T, c otlpConfig) {
+				if c.sampler != (pfscore.TraceSampler{}) {
+					t.Errorf("sampler %+v", c.sampler)
+				}
+			}},
+		{name: "sampler option beats the environment", env: map[string]string{"OTEL_TRACES_SAMPLER": "always_off"},
+			opts: []OTLPOption{WithSampler(pfscore.TraceSampler{Ratio: 0.5})},
+			check: func(t *testing.T, c otlpConfig) {
+				if c.sampler != (pfscore.TraceSampler{Ratio: 0.5}) {
+					t.Errorf("sampler %+v", c.sampler)
+				}
+			}},
+		{name: "sampler unknown", env: map[string]string{"OTEL_TRACES_SAMPLER": "jaeger_remote"}, wantErr: "OTEL_TRACES_SAMPLER"},
+		{name: "sampler ratio out of range", env: map[string]string{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "1.5"},
+			wantErr: "OTEL_TRACES_SAMPLER_ARG"},
 		{name: "https URL", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://collector.example:4443"},
 			check: func(t *testing.T, c otlpConfig) {
 				if c.metrics.endpoint != "collector.example:4443" || c.metrics.insecure {
