@@ -72,6 +72,7 @@ const (
 	keyHTTPStatus    = attribute.Key("http.response.status_code")
 	keyURLScheme     = attribute.Key("url.scheme")
 	keyURLPath       = attribute.Key("url.path")
+	keyURLQuery      = attribute.Key("url.query")
 	keyDigestText    = attribute.Key("pfs.digest_text")
 	keyErrorType     = attribute.Key("error.type")
 	keyEventName     = attribute.Key("pfs.event_name")
@@ -448,6 +449,9 @@ func (c *spanConfig) statementSpan(e *pfscore.StatementEvent, fallback time.Time
 			}
 			if proto.Path != "" {
 				a = append(a, keyURLPath.String(proto.Path))
+			}
+			if proto.Query != "" {
+				a = append(a, keyURLQuery.String(proto.Query))
 			}
 			if proto.Status >= 500 {
 				errorType = strconv.Itoa(proto.Status)

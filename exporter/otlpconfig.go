@@ -31,7 +31,7 @@ const (
 	DefaultExportInterval   = 60 * time.Second        // OTEL_METRIC_EXPORT_INTERVAL
 	DefaultExportTimeout    = 30 * time.Second        // OTEL_METRIC_EXPORT_TIMEOUT
 	DefaultOTLPTimeout      = 10 * time.Second        // OTEL_EXPORTER_OTLP_TIMEOUT
-	DefaultSpanInterval     = time.Second             // how often the captured trees are read
+	DefaultSpanInterval     = 200 * time.Millisecond  // how often the captured trees are read
 	DefaultSpanQueueSize    = 8192                    // spans waiting to be sent, the batch in flight included; more are dropped and counted
 	defaultSpanIntervalEnv  = "OTELPFS_SPAN_INTERVAL"
 )

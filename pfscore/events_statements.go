@@ -146,7 +146,10 @@ type Protocol struct {
 	Status int    // the protocol's status code: HTTP's 200, 404, ...
 	Scheme string // url.scheme: http, https
 	Path   string // url.path, as the client sent it
-	Query  string // url.query, without the '?'
+	// Query is url.query, without the '?'. A query string may carry
+	// secrets (tokens, passwords): an instrument sets it only when told to
+	// (pfshttp never does).
+	Query string
 }
 
 // Statement is a statement in progress: what StartStatement returns, for
