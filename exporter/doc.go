@@ -229,9 +229,16 @@
 //
 // # Spans over OTLP
 //
-// The trace pipeline (started with the rest of the OTLP side) reads the
-// schema's history with a bridge.History every interval and sends the
-// spans to an OTLP receiver: over gRPC with pdata's ptraceotlp client, or
+// The trace pipeline (started with the rest of the OTLP side) turns on the
+// schema's trace capture (pfscore.Schema.EnableTraceCapture) with the
+// sampler OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG name (always_on,
+// always_off, traceidratio and their parentbased_ forms;
+// parentbased_always_on by default; WithSampler), installs
+// bridge.TraceContext as the statements' trace hook unless one is
+// installed (so that pfshttp reads the caller's traceparent and statements
+// record their context's span), reads the captured trees with a
+// bridge.Traces every 200 ms (WithSpanInterval), and sends the spans to an
+// OTLP receiver: over gRPC with pdata's ptraceotlp client, or
 // over HTTP (http/protobuf) as the ptraceotlp.ExportRequest marshalled to
 // binary protobuf and POSTed to the traces URL with Content-Type
 // application/x-protobuf (and Content-Encoding gzip if configured). One
@@ -240,9 +247,12 @@
 // the application's remote span. pdata rather than the SDK's trace
 // pipeline: these spans are finished records with ids and times of their
 // own, which the SDK's tracer cannot make and its exporters take only as
-// test stubs.
+// test stubs; that is how WithSpanExporter hands them to an application's
+// own SpanExporter instead (bridge.ReadOnlySpans), for its retries,
+// endpoints and vendors. Shutdown turns capture off.
 //
-// Spans wait in a bounded queue (by default 2048 spans, the batch in
+// Captured trees wait in the schema's queue (4096 trees) until a read;
+// spans then wait in a bounded queue (by default 8192 spans, the batch in
 // flight included); a span that finds it full is dropped and counted in
 // global_status as Performance_schema_export_spans_lost, as is a batch
 // whose export failed for good: rejected by the receiver, a non-transient
@@ -254,14 +264,14 @@
 // partial success (an accepted export whose response rejects some spans)
 // counts the rejected spans and is not retried; any other 4xx or 5xx
 // drops the batch, with the receiver's google.rpc.Status message in the
-// error. Events the history rings
-// overwrote before a read, or that waited too long for their statement,
-// count as Performance_schema_export_events_lost. One goroutine does the
+// error. A tree the capture's queue had no room for counts its top
+// statement as Performance_schema_export_events_lost, and a tree's events
+// past its bound (1024) one each. One goroutine does the
 // network: each export has its own timeout, so an endpoint that is down,
 // slow or restarting delays only that goroutine, and the instrumented code
 // never waits for it. Spans queued while the endpoint is down are sent
 // when it returns, if it returns within the retries and the queue holds
-// them. A flush reads the history and waits for what was queued; shutdown
+// them. A flush reads the trees and waits for what was queued; shutdown
 // reads a last time, sends what is queued within its context (OTLP.Shutdown
 // gives it one with a deadline), ends the export or backoff in flight when
 // the context ends, and drops (and counts) what is left.
