@@ -25,9 +25,9 @@ import (
 )
 
 // OTLP is a running export pipeline (StartOTLP): the schema's summaries as
-// OTLP metrics, collected and sent by a periodic reader; and its
-// _history_long tables as spans (bridge.History), read every interval and
-// sent through a bounded queue.
+// OTLP metrics, collected and sent by a periodic reader; and the event
+// trees of its sampled requests as spans (trace capture, bridge.Traces),
+// read every interval and sent through a bounded queue.
 //
 // Nothing in it is on the provider's path: collection reads the tables as
 // any reader does, and sending happens on the reader's goroutine, with a
@@ -63,7 +63,9 @@ type OTLP struct {
 //	OTEL_METRICS_EXPORTER=none             no metrics
 //	OTEL_TRACES_EXPORTER=none              no spans
 //	OTEL_EXPORTER_OTLP_TRACES_*            as OTEL_EXPORTER_OTLP_*, for spans only
-//	OTELPFS_SPAN_INTERVAL                  milliseconds between reads of the history (5000)
+//	OTEL_TRACES_SAMPLER, _ARG              which requests' traces are sent: always_on, always_off,
+//	                                       traceidratio, parentbased_* of them (parentbased_always_on)
+//	OTELPFS_SPAN_INTERVAL                  milliseconds between reads of the captured trees (200)
 //
 // Over http/protobuf, as the specification says, the general endpoint is a
 // base URL: /v1/metrics and /v1/traces are appended to its path
@@ -74,11 +76,16 @@ type OTLP struct {
 // sends protobuf only. The specification's default protocol is
 // http/protobuf; otelpfs's stays grpc, as before it took HTTP.
 //
-// Spans come from the _history_long tables whose consumers are on:
-// StartOTLP changes no setup. Turn on events_statements_history_long (and
-// events_stages_history_long, events_waits_history_long for stages and
-// waits inside the statements) with pfscore.WithConsumer, the setup
-// tables or OTELPFS_CONSUMER.
+// Spans are one switch: with spans on (the default; OTEL_TRACES_EXPORTER=none
+// or WithSpans(false) turns them off), StartOTLP turns on the schema's
+// trace capture (pfscore.Schema.EnableTraceCapture) with the sampler, which
+// turns on the events_statements_current, events_stages_current and
+// events_waits_current consumers it needs, and installs bridge.TraceContext
+// as the trace hook unless one is installed, so that statements record the
+// span of their context and pfshttp reads the caller's traceparent. Every
+// sampled top-level statement that begins from then on (an HTTP request,
+// a connection's command) is sent as a tree of spans when it ends; the
+// _history_long tables are not needed. Shutdown turns capture off.
 //
 // A variable that does not parse is an error that names it.
 // The resource carries service.instance.id (a random id unless given), so
@@ -288,8 +295,8 @@ func newInstanceID() string {
 func (o *OTLP) Resource() *resource.Resource { return o.resource }
 
 // ForceFlush collects the summaries now and sends them, and reads the
-// history and sends the spans it makes, waiting until they are sent or ctx
-// is done.
+// captured trees and sends their spans, waiting until they are sent or
+// ctx is done.
 func (o *OTLP) ForceFlush(ctx context.Context) error {
 	var errs []error
 	if o.mp != nil {

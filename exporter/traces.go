@@ -36,8 +36,8 @@ import (
 // Defaults of the trace pipeline, for the zero fields of traceConfig.
 const (
 	defaultTraceTimeout  = 10 * time.Second
-	defaultTraceInterval = 5 * time.Second
-	defaultQueueSize     = 2048
+	defaultTraceInterval = DefaultSpanInterval
+	defaultQueueSize     = DefaultSpanQueueSize
 	maxTraceBatch        = 512 // spans per export
 	defaultRetryInitial  = 200 * time.Millisecond
 	defaultRetryMax      = 5 * time.Second
@@ -254,7 +254,7 @@ func traceDefaults(cfg traceConfig) traceConfig {
 	return cfg
 }
 
-// readLoop reads the history every interval until stopRead.
+// readLoop reads the captured trees every interval until stopRead.
 func (p *tracePipeline) readLoop() {
 	defer close(p.readDone)
 	t := time.NewTicker(p.cfg.interval)
@@ -269,7 +269,7 @@ func (p *tracePipeline) readLoop() {
 	}
 }
 
-// readHistory reads the spans that ended since the previous read and
+// readHistory reads the trees that ended since the previous read and
 // enqueues them.
 func (p *tracePipeline) readHistory() {
 	p.readMu.Lock()
@@ -538,7 +538,7 @@ func (p *tracePipeline) setErr(err error) {
 	p.mu.Unlock()
 }
 
-// forceFlush reads the history now and waits until every span queued by
+// forceFlush reads the trees now and waits until every span queued by
 // then is sent or dropped, or ctx ends. It returns the last export error
 // when spans were dropped meanwhile, ctx's error when it ended first.
 func (p *tracePipeline) forceFlush(ctx context.Context) error {
