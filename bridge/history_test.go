@@ -538,11 +538,11 @@ func TestHistoryOrphans(t *testing.T) {
 	w.pool.LockCtx(ctx) // in A, outside the stage
 	w.pool.Unlock()
 	a.End(instrument.StatementResult{})
-	b := w.requests.Start(ctx, "B") // overwrites A in the ring of 1
+	b := w.requests.Start(ctx, "GET /b") // overwrites A in the ring of 1
 	b.End(instrument.StatementResult{})
 
 	m := byName(t, read(t, h))
-	if len(m) != 1 || m["B"].Name != "B" {
+	if len(m) != 1 || m["GET /b"].Name != "GET /b" {
 		t.Fatalf("first read: %v", m)
 	}
 	m = byName(t, read(t, h))

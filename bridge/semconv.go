@@ -68,15 +68,21 @@ var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CON
 
 // looksLikeRoute reports whether a DIGEST_TEXT is an HTTP route as pfshttp
 // writes it ("GET /notes/{id}", "GET (unmatched)") rather than a
-// normalized SQL statement, which puts a space between any two tokens
-// (so "GET /" followed by anything but a space, or "(unmatched)", is no
-// normalized SQL).
+// normalized SQL statement, which puts a space between any two tokens and
+// starts with a keyword: "GET /" followed by anything but a space or the
+// '*' of an optimizer hint (DELETE /*+ ... */ FROM ...), or "(unmatched)",
+// or a text that starts with '/', is no normalized SQL. It decides only
+// where the statements' class is not known (a producer over a remote
+// Tables).
 func looksLikeRoute(text string) bool {
+	if strings.HasPrefix(text, "/") {
+		return true
+	}
 	method, rest, ok := strings.Cut(text, " ")
 	if !ok || !slices.Contains(httpMethods, method) {
 		return false
 	}
-	return rest == "(unmatched)" || len(rest) > 1 && rest[0] == '/' && rest[1] != ' ' || rest == "/"
+	return rest == "(unmatched)" || rest == "/" || len(rest) > 1 && rest[0] == '/' && rest[1] != ' ' && rest[1] != '*'
 }
 
 // digestConv is a digest plan's part in the conventions: the columns it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"hash/maphash"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -345,9 +346,14 @@ func (c *summaries) of(text string) digest.Summary {
 func isHTTP(eventName string) bool { return strings.HasPrefix(eventName, "statement/http/") }
 
 // splitRoute splits an HTTP request statement's text, "GET /notes/{id}"
-// or "GET (unmatched)", into its method and route ("" when unmatched).
+// or "GET (unmatched)", into its method and route ("" when unmatched). A
+// text that does not start with a method pfshttp names (a route of
+// another instrument, "/static/") is all route, of method _OTHER.
 func splitRoute(text string) (method, route string) {
 	method, route, _ = strings.Cut(text, " ")
+	if !slices.Contains(httpMethods, method) {
+		return "_OTHER", text
+	}
 	if route == "(unmatched)" {
 		route = ""
 	}

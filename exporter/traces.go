@@ -120,6 +120,7 @@ type tracePipeline struct {
 	stopSend chan struct{}
 	readDone chan struct{}
 	sendDone chan struct{}
+	hook     bool       // startTraces installed the trace hook: shutdown removes it
 	readMu   sync.Mutex // one Traces.Read at a time: the reader's or a flush's
 	histLost uint64     // the capture's losses already added to eventsLost (under readMu)
 	once     sync.Once
@@ -215,8 +216,19 @@ func startTraces(s *pfscore.Schema, cfg traceConfig) (*tracePipeline, error) {
 	for _, kv := range r.Attributes() {
 		putAttr(p.res.Attributes(), kv)
 	}
+	// One span pipeline a schema: the captured trees are one queue, and
+	// two readers would split them.
+	spanPipelinesMu.Lock()
+	if spanPipelines[s] {
+		spanPipelinesMu.Unlock()
+		_ = sender.close()
+		return nil, errors.New("exporter: traces: a span pipeline already runs on this schema (shut it down first)")
+	}
+	spanPipelines[s] = true
+	spanPipelinesMu.Unlock()
 	if !pfscore.TraceHookSet() {
 		pfscore.SetTraceHook(bridge.TraceContext)
+		p.hook = true
 	}
 	s.EnableTraceCapture(pfscore.TraceCapture{Sampler: cfg.sampler})
 	p.histLost = captureLost(s.TraceStats())
@@ -224,6 +236,12 @@ func startTraces(s *pfscore.Schema, cfg traceConfig) (*tracePipeline, error) {
 	go p.sendLoop()
 	return p, nil
 }
+
+// spanPipelines are the schemas a span pipeline runs on.
+var (
+	spanPipelinesMu sync.Mutex
+	spanPipelines   = map[*pfscore.Schema]bool{}
+)
 
 // captureLost is what the capture lost, in events (a tree counts its top
 // statement).
@@ -591,6 +609,12 @@ func (p *tracePipeline) shutdown(ctx context.Context) error {
 		// No more trees: the capture would fill its queue for nobody.
 		// Those already queued are sent below.
 		p.s.DisableTraceCapture()
+		if p.hook {
+			pfscore.SetTraceHook(nil)
+		}
+		spanPipelinesMu.Lock()
+		delete(spanPipelines, p.s)
+		spanPipelinesMu.Unlock()
 		lost := p.counter.spansLost.Load()
 		p.readHistory()
 		err = p.drain(ctx, lost)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -496,18 +497,27 @@ func TestStartTracesErrors(t *testing.T) {
 	if _, err := startTraces(w.s, traceConfig{}); err == nil {
 		t.Error("no endpoint: no error")
 	}
-	// Two pipelines on one schema share its status rows.
+	// One span pipeline a schema at a time: two would split its trees. A
+	// second is refused; after the first's shutdown one starts again, on
+	// the same status rows, and the trace hook the first installed is gone
+	// with it.
 	a, err := startTraces(w.s, testConfig(freeAddr(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := startTraces(w.s, testConfig(freeAddr(t)))
-	if err != nil {
-		t.Fatal(err)
+	if _, err := startTraces(w.s, testConfig(freeAddr(t))); err == nil || !strings.Contains(err.Error(), "already runs") {
+		t.Errorf("a second span pipeline on one schema: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_ = a.shutdown(ctx)
+	if pfscore.TraceHookSet() {
+		t.Error("the trace hook the pipeline installed outlives it")
+	}
+	b, err := startTraces(w.s, testConfig(freeAddr(t)))
+	if err != nil {
+		t.Fatalf("a span pipeline after the first's shutdown: %v", err)
+	}
 	_ = b.shutdown(ctx)
 }
 

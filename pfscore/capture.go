@@ -46,8 +46,9 @@ import (
 // (OTEL_TRACES_SAMPLER): a statement with a parent span (the caller's W3C
 // traceparent, StatementInfo.TraceID) follows its sampled flag when
 // ParentBased, and otherwise Ratio decides: the share of trace ids kept, from
-// 0 (none) to 1 (all), by the trace id's low 63 bits as the SDK's
-// TraceIDRatioBased does, or at random for a statement without a trace id.
+// 0 (none) to 1 (all), by the trace id's last 8 bytes shifted right by one
+// as the SDK's TraceIDRatioBased does (so both keep the same traces), or
+// at random for a statement without a trace id.
 type TraceSampler struct {
 	ParentBased bool
 	Ratio       float64
@@ -159,7 +160,7 @@ func (cp *capturer) sample(info *StatementInfo) bool {
 		if cp.parentBased {
 			return info.Sampled
 		}
-		return binary.BigEndian.Uint64(info.TraceID[8:])&(1<<63-1) < cp.bound
+		return binary.BigEndian.Uint64(info.TraceID[8:])>>1 < cp.bound
 	}
 	switch cp.bound {
 	case math.MaxUint64:
@@ -182,9 +183,22 @@ func (cp *capturer) get() *captureBuf {
 	return b
 }
 
+// maxKeptWords bounds the buffers the free list keeps: one that grew past
+// it for a huge tree goes to the garbage collector, so that one burst of
+// huge trees does not hold its memory for ever (a tree of the demo is
+// about 150 words).
+const maxKeptWords = 4096
+
+// maxFreeBuffers bounds the free list: buffers for the trees of that many
+// requests in flight at once, beyond which they are made anew.
+const maxFreeBuffers = 256
+
 // put gives a buffer back for reuse, or to the garbage collector when the
-// free list is full.
+// free list is full or the buffer grew large.
 func (q *traceQueue) put(b *captureBuf) {
+	if cap(b.stmts)+cap(b.stages)+cap(b.waits) > maxKeptWords {
+		return
+	}
 	b.reset()
 	select {
 	case q.free <- b:
@@ -232,7 +246,7 @@ func (s *Schema) EnableTraceCapture(c TraceCapture) {
 	defer s.setupMu.Unlock()
 	q := s.traceQueue.Load()
 	if q == nil {
-		q = &traceQueue{queue: make(chan *captureBuf, c.Queue), free: make(chan *captureBuf, c.Queue)}
+		q = &traceQueue{queue: make(chan *captureBuf, c.Queue), free: make(chan *captureBuf, min(c.Queue, maxFreeBuffers))}
 		s.traceQueue.Store(q)
 	}
 	s.capture.Store(&capturer{parentBased: c.Sampler.ParentBased, bound: c.Sampler.bound(), maxEvents: c.MaxEvents, q: q})

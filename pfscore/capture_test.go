@@ -138,8 +138,10 @@ func TestCaptureSampler(t *testing.T) {
 		{"parent not sampled", TraceSampler{ParentBased: true, Ratio: 1}, StatementInfo{TraceID: unsampledTrace, SpanID: aSpan}, false},
 		{"root, always on", TraceSampler{ParentBased: true, Ratio: 1}, StatementInfo{}, true},
 		{"root, always off", TraceSampler{ParentBased: true, Ratio: 0}, StatementInfo{}, false},
-		{"ratio keeps a low id", TraceSampler{Ratio: 0.5}, StatementInfo{TraceID: [16]byte{15: 1}}, true},
-		{"ratio drops a high id", TraceSampler{Ratio: 0.5}, StatementInfo{TraceID: [16]byte{8: 0x7f, 15: 1}}, false},
+		// The SDK's TraceIDRatioBased: the last 8 bytes, big-endian,
+		// shifted right by one, below ratio * 2^63.
+		{"ratio keeps a low id", TraceSampler{Ratio: 0.5}, StatementInfo{TraceID: [16]byte{8: 0x7f, 15: 1}}, true},
+		{"ratio drops a high id", TraceSampler{Ratio: 0.5}, StatementInfo{TraceID: [16]byte{8: 0x80}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newCaptureFixture(t, TraceCapture{Sampler: tc.sampler})
@@ -279,5 +281,26 @@ func TestCaptureConcurrentSafe(t *testing.T) {
 	st := f.s.TraceStats()
 	if st.Trees == 0 || uint64(read.Load()) > st.Trees {
 		t.Errorf("%d trees read, stats %+v", read.Load(), st)
+	}
+}
+
+// TestCaptureFreeListDropsHugeBuffers: a buffer that grew for a huge tree
+// is not kept for reuse, so a burst of huge trees does not hold its memory.
+func TestCaptureFreeListDropsHugeBuffers(t *testing.T) {
+	f := newCaptureFixture(t, TraceCapture{Sampler: TraceSampler{Ratio: 1}, MaxEvents: 1 << 14})
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	defer th.End()
+	f.request(th, StatementInfo{Text: "GET /x", Normalized: true}, 2000)
+	f.request(th, StatementInfo{Text: "GET /x", Normalized: true}, 1)
+	if got := f.s.ReadTraces(nil, 0); len(got) != 2 {
+		t.Fatalf("%d trees", len(got))
+	}
+	q := f.s.traceQueue.Load()
+	if len(q.free) != 1 {
+		t.Fatalf("free list holds %d buffers, want the small tree's 1", len(q.free))
+	}
+	b := <-q.free
+	if n := cap(b.stmts) + cap(b.stages) + cap(b.waits); n > maxKeptWords {
+		t.Errorf("a buffer of %d words kept", n)
 	}
 }

@@ -429,8 +429,8 @@ func (t *Thread) beginStatement(st *Statement, info *StatementInfo, cons uint32)
 	t.eventID++
 	t.stmts[level] = stmtLevel{seq: st.seq, id: id, nest: id}
 	t.stmtNest = id
-	if level == 0 {
-		t.beginCapture(info)
+	if level == 0 && (t.capture != nil || t.s.capture.Load() != nil) {
+		t.beginCapture(info) // capture.go; the test keeps capture off at a load
 	}
 
 	src := t.s.classSource(st.c, info.Source) // st.c is t.s's: startStatement's callers checked

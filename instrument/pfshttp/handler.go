@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/otelpfs/otelpfs/instrument"
 	"github.com/otelpfs/otelpfs/pfscore"
@@ -125,6 +126,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// when it routes, so end reads it there. (Asking the mux first,
 	// mux.Handler(r), would route every request twice.)
 	st := h.stmts.Start(ctx, methodName(r.Method))
+	// The request's span shows its scheme and path (clipped: a client
+	// chooses them), and the status once the handler returns.
+	q.proto = pfscore.Protocol{Scheme: "http", Path: clipPath(r.URL.Path)}
+	if r.TLS != nil {
+		q.proto.Scheme = "https"
+	}
 	returned := false
 	defer func() {
 		if !returned {
@@ -133,7 +140,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if v != nil {
 				msg = fmt.Sprint("panic: ", v)
 			}
-			h.end(&st, q, user, host, instrument.StatementResult{Errors: 1, Message: msg})
+			q.proto.Status = rw.status // what was sent, if anything
+			h.end(&st, q, user, host, instrument.StatementResult{Errors: 1, Message: msg, Protocol: &q.proto})
 			if v != nil {
 				panic(v)
 			}
@@ -145,13 +153,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rw.status >= 500 {
 		res.Errors, res.Message = 1, statusText(rw.status)
 	}
-	status := rw.status
-	if status == 0 {
-		status = http.StatusOK // net/http's, for a handler that wrote nothing
-	}
-	q.proto = pfscore.Protocol{Status: status, Scheme: "http", Path: r.URL.Path}
-	if r.TLS != nil {
-		q.proto.Scheme = "https"
+	q.proto.Status = rw.status
+	if q.proto.Status == 0 {
+		q.proto.Status = http.StatusOK // net/http's, for a handler that wrote nothing
 	}
 	res.Protocol = &q.proto
 	h.end(&st, q, user, host, res)
@@ -218,6 +222,23 @@ func (h *handler) text(r *http.Request) string {
 		}
 	}
 	return unmatched(r.Method)
+}
+
+// maxPath bounds the url.path a request's span carries: a client chooses
+// its path, up to net/http's header limit (1 MB), and one such span would
+// make an export too large for a Collector to take.
+const maxPath = 2048
+
+// clipPath returns p cut to maxPath bytes, at a rune boundary.
+func clipPath(p string) string {
+	if len(p) <= maxPath {
+		return p
+	}
+	n := maxPath
+	for n > 0 && !utf8.RuneStart(p[n]) {
+		n--
+	}
+	return p[:n]
 }
 
 // methodName returns m if net/http defines it, else "_OTHER".

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/otelpfs/otelpfs/instrument"
 	"github.com/otelpfs/otelpfs/instrument/pfshttp"
@@ -669,5 +670,47 @@ func TestWithContext(t *testing.T) {
 	}
 	if len(got) != 2 || got[0] != "upstream" || got[1] != "" || threads != 2 {
 		t.Errorf("the handler saw %q with %d threads; want [upstream \"\"] and 2", got, threads)
+	}
+}
+
+// TestRequestProtocolForSpans: a captured request carries its status,
+// scheme and path for its span (pfscore.Protocol), the path clipped to 2
+// KiB (a client chooses it); a request whose handler panicked carries its
+// scheme and path, and no status it did not send.
+func TestRequestProtocolForSpans(t *testing.T) {
+	s := newSchema(t)
+	s.EnableTraceCapture(pfscore.TraceCapture{Sampler: pfscore.TraceSampler{Ratio: 1}})
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /notes/{id}", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNotFound) })
+	mux.HandleFunc("GET /boom", func(w http.ResponseWriter, r *http.Request) { panic("boom") })
+	h := pfshttp.Handler(mux, pfshttp.WithSchema(s))
+	long := "/notes/" + strings.Repeat("é", 3000)
+	for _, path := range []string{"/notes/7", long, "/boom"} {
+		func() {
+			defer func() { _ = recover() }()
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
+		}()
+	}
+	got := map[string]pfscore.Protocol{}
+	for _, tr := range s.ReadTraces(nil, 0) {
+		if tr.Protocol == nil {
+			t.Fatalf("a tree without its request's protocol: %+v", tr.Top())
+		}
+		got[tr.Top().DigestText+" "+tr.Protocol.Path[:min(len(tr.Protocol.Path), 10)]] = *tr.Protocol
+	}
+	if p := got["GET /notes/{id} /notes/7"]; p != (pfscore.Protocol{Status: 404, Scheme: "http", Path: "/notes/7"}) {
+		t.Errorf("404: %+v (all: %v)", p, got)
+	}
+	var clipped pfscore.Protocol
+	for k, p := range got {
+		if strings.HasPrefix(k, "GET /notes/{id} /notes/\xc3") {
+			clipped = p
+		}
+	}
+	if n := len(clipped.Path); n == 0 || n > 2048 || !utf8.ValidString(clipped.Path) || !strings.HasPrefix(long, clipped.Path) {
+		t.Errorf("a %d-byte path: %d bytes kept, valid UTF-8 %v", len(long), n, utf8.ValidString(clipped.Path))
+	}
+	if p := got["GET /boom /boom"]; p != (pfscore.Protocol{Scheme: "http", Path: "/boom"}) {
+		t.Errorf("panic: %+v", p)
 	}
 }
