@@ -44,13 +44,14 @@
 // The spans exported are what the sinks received. The otel variant's batch
 // span processor has a queue of 65536 spans (demoenv's otelQueueSize: its
 // default of 2048 drops spans at the benchmark's rate); the report gives
-// the spans it ended and dropped. The otelpfs pipeline reads its
-// history_long rings for spans every -spaninterval (default 2 s) into a
-// queue of -spanqueue spans (default the exporter's, 2048): at the
-// benchmark's rate the rings wrap between two reads and the queue fills,
-// so it exports a fraction of its events (the report gives its
-// global_status losses), which the cost per exported span counts against
-// it; -spaninterval 200ms -spanqueue 65536 exports them all.
+// the spans it ended and dropped. The otelpfs pipeline reads the trees its
+// engine captured every -spaninterval (default 2 s) into a queue of
+// -spanqueue spans (default the exporter's, 8192): at the benchmark's
+// rate (far above the demo's) a read's spans overflow it, and the capture's
+// queue of 4096 trees fills between two reads, so it exports a fraction of
+// its requests (the report gives its global_status losses), which the cost
+// per exported span counts against it; -spaninterval 200ms -spanqueue
+// 65536 exports them all.
 //
 // With -aa both children are raw: an A/A check of the harness itself,
 // whose overhead should come out near zero, its confidence interval
@@ -165,7 +166,7 @@ func run(args []string, out io.Writer) error {
 	fs.BoolVar(&c.noSpans, "nospans", false, "export metrics only, no spans")
 	fs.BoolVar(&c.aa, "aa", false, "A/A check: the instrumented child is a second raw one, so the report shows the harness's own noise")
 	fs.BoolVar(&c.defaults, "defaults", false, "instrument with the default (MySQL's) instruments and consumers, not every one")
-	fs.DurationVar(&c.spanInterval, "spaninterval", demoenv.ExportInterval, "how often the otelpfs pipeline reads the history tables for spans (0: the metrics' interval)")
+	fs.DurationVar(&c.spanInterval, "spaninterval", demoenv.ExportInterval, "how often the otelpfs pipeline reads its captured trees for spans (0: the metrics' interval)")
 	fs.IntVar(&c.spanQueue, "spanqueue", 0, "the otelpfs pipeline's span queue (0: the exporter's default; the otel variant's batch span processor holds 65536)")
 	fs.IntVar(topFuncs, "top", 15, "how many of the instrumentation's functions to list")
 	fs.IntVar(&c.cpu, "cpu", -1, "pin both children to this one CPU (a quieter comparison of one core's cost; Linux)")
@@ -609,7 +610,7 @@ func report(c config, runs []*childRun, out io.Writer) {
 			fmt.Fprintf(out, "%s: spans ended %d, exported %d (the batch span processor dropped %d)\n", l, r.ended, spans, r.ended-spans)
 		}
 		if r.v == variantOtelpfs && !c.noSpans {
-			fmt.Fprintf(out, "%s: events lost before they became spans %d (history_long overwrote them), spans lost %d (the span queue was full)\n",
+			fmt.Fprintf(out, "%s: events lost before they became spans %d (trees the capture's queue dropped), spans lost %d (the span queue was full)\n",
 				l, r.eventsLost, r.spansLost)
 		}
 		if spans > 0 {

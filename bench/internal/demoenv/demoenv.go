@@ -60,12 +60,12 @@ type Options struct {
 	// variant: no tracing, its TracerProvider a no-op one).
 	NoSpans bool
 	// SpanInterval, if not 0, is how often the instrumented variant's
-	// pipeline reads the history tables for spans (by default
+	// pipeline reads its captured trees for spans (by default
 	// ExportInterval); SpanQueueSize, if not 0, how many spans its queue
-	// holds (by default exporter.DefaultSpanQueueSize). The history_long
-	// rings must not wrap between two reads, and the queue must hold a
-	// read's spans, or the pipeline loses spans (its global_status
-	// counts them: ExportLosses).
+	// holds (by default exporter.DefaultSpanQueueSize). The capture's queue
+	// (4096 trees) must hold what is made between two reads, and the span
+	// queue a read's spans, or the pipeline loses spans (its
+	// global_status counts them: ExportLosses).
 	SpanInterval  time.Duration
 	SpanQueueSize int
 	// Defaults builds the instrumented variant with the schema's default

@@ -170,9 +170,8 @@ func (e *Service) SpansEnded() int64 {
 }
 
 // ExportLosses returns what the otelpfs variant's pipeline lost so far
-// (global_status): events the _history_long rings overwrote before the
-// span reader read them, or that waited too long for their statement
-// (exporter.StatusEventsLost), and spans its queue dropped
+// (global_status): trees the capture's queue dropped, and events past a
+// tree's bound (exporter.StatusEventsLost), and spans its queue dropped
 // (exporter.StatusSpansLost). Zeros for the other variants.
 func (e *Service) ExportLosses() (events, spans uint64) {
 	if e.Schema == nil {
