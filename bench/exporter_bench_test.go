@@ -35,11 +35,12 @@ import (
 //	                        statements and the same thread, no pipeline
 //
 // The schema is BenchmarkMutexTimedHistory's (events_waits_current,
-// _history and _history_long on) plus events_statements_history_long,
-// which the mutex path does not read: so the span pipeline reads, every
-// interval, the waits' history_long ring the benchmark writes. Before the
-// pipeline starts, seedSpans statements with a wait each run on a thread of
-// their own; their spans stay queued and retried through the benchmark.
+// _history and _history_long on) plus events_statements_history_long.
+// Once the pipeline has started (and turned on trace capture),
+// seedSpans statements with a wait each run on a thread of their own;
+// their spans stay queued and retried through the benchmark. (Before
+// 2026-12-07 the pipeline read the _history_long rings every interval, and
+// the measurements below are of that.)
 // The budget compares Down and Slow with None. MutexTimed (no history, no
 // pipeline) is what the wording names, but history_long has a cost
 // of its own there (MutexTimedHistory), which is the history's budget, not
@@ -139,14 +140,18 @@ func BenchmarkMutexTimedExporterSlow(b *testing.B) {
 // pipeline). check, if not nil, runs once the pipeline has been flushed.
 func benchmarkMutexTimedExporter(b *testing.B, endpoint func(*testing.B) (addr string, check func(*testing.B))) {
 	s := exporterSchema(b)
-	seedStatements(b, s, seedSpans)
 	if endpoint != nil {
 		addr, check := endpoint(b)
 		o := startPipeline(b, s, addr)
+		// After the start: the pipeline's spans are the trees of the
+		// statements that begin once it runs.
+		seedStatements(b, s, seedSpans)
 		if check != nil {
 			check(b)
 		}
 		defer stopPipeline(b, s, o)
+	} else {
+		seedStatements(b, s, seedSpans)
 	}
 	m := instrument.NewMutex("wait/synch/mutex/bench/m", instrument.WithSchema(s))
 	t := instrument.NewThread("thread/bench/worker", instrument.WithSchema(s))
@@ -177,7 +182,7 @@ var (
 )
 
 // exporterSchema is BenchmarkMutexTimedHistory's schema with
-// events_statements_history_long on, so that statements become spans.
+// events_statements_history_long on.
 func exporterSchema(b *testing.B) *pfscore.Schema {
 	s, err := pfscore.New(pfscore.WithoutEnvironment(),
 		pfscore.WithConsumer(pfscore.ConsumerEventsWaitsCurrent, true),
