@@ -2,9 +2,11 @@ package pfscore
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // captureFixture is a schema with trace capture on (every tree), a request
@@ -243,11 +245,13 @@ func TestCaptureConcurrentSafe(t *testing.T) {
 		}()
 	}
 	wg.Add(1)
-	go func() { // switch capture off and on
+	go func() { // switch capture off and on, on most of the time
 		defer wg.Done()
 		for !stop.Load() {
 			f.s.DisableTraceCapture()
+			runtime.Gosched()
 			f.s.EnableTraceCapture(TraceCapture{Sampler: TraceSampler{Ratio: 1}, Queue: 64})
+			time.Sleep(50 * time.Microsecond)
 		}
 	}()
 	var work sync.WaitGroup
@@ -274,13 +278,37 @@ func TestCaptureConcurrentSafe(t *testing.T) {
 	work.Wait()
 	stop.Store(true)
 	wg.Wait()
-	read.Add(int64(len(f.s.ReadTraces(nil, 0))))
+	// However the scheduler ran the goroutines, the last trees are made
+	// with capture on, and checked like the others.
+	for _, tr := range f.s.ReadTraces(nil, 0) {
+		verify(tr)
+		read.Add(1)
+	}
+	f.s.EnableTraceCapture(TraceCapture{Sampler: TraceSampler{Ratio: 1}, Queue: 64})
+	th := f.s.NewThread(f.thread, ThreadOptions{})
+	for n := range 3 {
+		st := f.s.StartStatement(th, f.req, StatementInfo{Text: "GET /x", Normalized: true})
+		th.StartStage(f.stage, "h.go:1")
+		waitOnce(f.m, th)
+		q := f.s.StartSQL(th, StatementInfo{Text: "SELECT a FROM t WHERE id = 1", Schema: "app"})
+		for range n {
+			waitOnce(f.m, th)
+		}
+		q.End(StatementResult{})
+		st.End(StatementResult{RowsSent: uint64(n)})
+	}
+	th.End()
+	last := f.s.ReadTraces(nil, 0)
+	for _, tr := range last {
+		verify(tr)
+	}
+	read.Add(int64(len(last)))
 	if v := badTree.Load(); v != nil {
 		t.Fatal(v)
 	}
 	st := f.s.TraceStats()
-	if st.Trees == 0 || uint64(read.Load()) > st.Trees {
-		t.Errorf("%d trees read, stats %+v", read.Load(), st)
+	if len(last) != 3 || uint64(read.Load()) > st.Trees {
+		t.Errorf("%d trees read, the last %d; stats %+v", read.Load(), len(last), st)
 	}
 }
 
