@@ -189,6 +189,7 @@ func (p *process) waitTCP(addr string) {
 type collector struct {
 	*process
 	otlp, prom string // host:port of the OTLP receiver and of the /metrics page
+	otlpHTTP   string // host:port of the OTLP/HTTP receiver
 	out        string // where the file exporters write
 }
 
@@ -210,15 +211,27 @@ func startCollector(t *testing.T, bin, otlp, prom, out string) *collector {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := start(t, out, "otelcol", collectorEnv(otlp, prom, out), bin, "--config="+cfg)
+	otlpHTTP := freeAddr(t)
+	p := start(t, out, "otelcol", collectorEnv(otlp, prom, out, otlpHTTP), bin, "--config="+cfg)
 	p.waitTCP(otlp)
 	p.waitTCP(prom)
-	return &collector{process: p, otlp: otlp, prom: prom, out: out}
+	p.waitTCP(otlpHTTP)
+	return &collector{process: p, otlp: otlp, prom: prom, otlpHTTP: otlpHTTP, out: out}
 }
 
-// collectorEnv is the environment testdata/collector.yaml reads.
-func collectorEnv(otlp, prom, out string) []string {
-	return []string{"E2E_OTLP_ENDPOINT=" + otlp, "E2E_PROMETHEUS_ENDPOINT=" + prom, "E2E_OUT_DIR=" + out}
+// collectorEnv is the environment testdata/collector.yaml reads; the
+// OTLP/HTTP receiver's address is otlpHTTP, or a free port if none is
+// given.
+func collectorEnv(otlp, prom, out string, otlpHTTP ...string) []string {
+	httpAddr := "127.0.0.1:0"
+	if len(otlpHTTP) > 0 {
+		httpAddr = otlpHTTP[0]
+	} else if l, err := net.Listen("tcp", "127.0.0.1:0"); err == nil {
+		httpAddr = l.Addr().String()
+		l.Close()
+	}
+	return []string{"E2E_OTLP_ENDPOINT=" + otlp, "E2E_PROMETHEUS_ENDPOINT=" + prom, "E2E_OUT_DIR=" + out,
+		"E2E_OTLP_HTTP_ENDPOINT=" + httpAddr}
 }
 
 // jsonLines returns the complete lines of a file the file exporter writes

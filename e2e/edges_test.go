@@ -18,6 +18,7 @@ import (
 	"github.com/otelpfs/otelpfs/exporter"
 	"github.com/otelpfs/otelpfs/instrument"
 	"github.com/otelpfs/otelpfs/pfscore"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 )
 
@@ -273,4 +274,80 @@ func stallAt(t *testing.T, addr string) {
 			c.Close()
 		}
 	})
+}
+
+// TestHTTPProtobufThroughCollector: a service exporting over OTLP/HTTP
+// with protobuf bodies (the specification's default protocol, and what
+// hosted backends take) reaches a real Collector's OTLP/HTTP receiver as
+// it does over gRPC: every table's metrics with the tables' values, and
+// each request's spans, the SERVER span with its SQL inside.
+func TestHTTPProtobufThroughCollector(t *testing.T) {
+	col := startCollector(t, otelcolBinary(t), "", "", "")
+	s, err := workload.NewSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := workload.New(s, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	const inst = "over-http"
+	otl, err := exporter.StartOTLP(context.Background(), s,
+		exporter.WithProtocol(exporter.ProtocolHTTPProtobuf), exporter.WithEndpoint("http://"+col.otlpHTTP),
+		exporter.WithExportInterval(200*time.Millisecond), exporter.WithSpanInterval(200*time.Millisecond),
+		exporter.WithServiceName(serviceName),
+		exporter.WithResourceAttributes(attribute.String("service.instance.id", inst), attribute.String("deployment.environment.name", "e2e")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		otl.Shutdown(ctx)
+	})
+	const n = 8
+	for range n {
+		if err := svc.Request(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flushCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := otl.ForceFlush(flushCtx); err != nil {
+		t.Fatalf("ForceFlush: %v", err)
+	}
+	want, err := expectations(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := waitForTables(t, filepath.Join(col.out, "metrics.jsonl"), map[string][]expect{inst: want})
+	checkWorkload(t, got, inst, n)
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		trs, err := loadTraces(filepath.Join(col.out, "traces.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers, sql := 0, 0
+		for _, sp := range spans(trs) {
+			if sp.instance() != inst {
+				continue
+			}
+			switch sp.kind {
+			case ptrace.SpanKindServer:
+				servers++
+			case ptrace.SpanKindClient:
+				sql++
+			}
+		}
+		if servers == n && sql >= n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("over http/protobuf, %d SERVER and %d CLIENT spans at the Collector after 30 s; want %d requests' with their SQL", servers, sql, n)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
