@@ -2,6 +2,7 @@ package bridge_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/otelpfs/otelpfs/bridge"
@@ -110,17 +111,26 @@ func TestTracesHTTPStatus(t *testing.T) {
 	for _, c := range []struct {
 		text   string
 		status int
-	}{{"GET /a/{id}", 404}, {"POST /b", 503}, {"PUT (unmatched)", 200}} {
+	}{{"GET /a/{id}", 404}, {"POST /b", 503}, {"PUT (unmatched)", 200}, {"_OTHER (unmatched)", 200}} {
 		st := w.requests.StartOn(th, pfscore.StatementInfo{Text: c.text, Normalized: true})
 		var res instrument.StatementResult
 		if c.status >= 500 {
 			res.Errors = 1
 		}
 		res.Protocol = &pfscore.Protocol{Status: c.status, Scheme: "https", Path: "/x/1"}
+		if strings.HasPrefix(c.text, "_OTHER") {
+			res.Protocol.Method = "BREW"
+		}
 		st.End(res)
 	}
 	m := byName(t, tr.Read(nil, 0))
 	nf, se, um := m["GET /a/{id}"], m["POST /b"], m["PUT"]
+	if a := attrs(m["HTTP"].Attributes); a["http.request.method"].AsString() != "_OTHER" || a["http.request.method_original"].AsString() != "BREW" {
+		t.Errorf("a method net/http does not define: %v", a)
+	}
+	if _, ok := attrs(nf.Attributes)["http.request.method_original"]; ok {
+		t.Error("http.request.method_original on a known method")
+	}
 	if a := attrs(nf.Attributes); nf.Status == codes.Error || a["http.response.status_code"].AsInt64() != 404 ||
 		a["url.path"].AsString() != "/x/1" || a["url.scheme"].AsString() != "https" || a["http.route"].AsString() != "/a/{id}" {
 		t.Errorf("404: status %v attributes %v", nf.Status, a)

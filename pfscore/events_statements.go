@@ -150,6 +150,9 @@ type Protocol struct {
 	// secrets (tokens, passwords): an instrument sets it only when told to
 	// (pfshttp never does).
 	Query string
+	// Method is the request's method as the client sent it, when the
+	// statement's text names it _OTHER (http.request.method_original).
+	Method string
 }
 
 // Statement is a statement in progress: what StartStatement returns, for

@@ -132,6 +132,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil {
 		q.proto.Scheme = "https"
 	}
+	if methodName(r.Method) == "_OTHER" {
+		q.proto.Method = r.Method[:min(len(r.Method), maxMethod)]
+	}
 	returned := false
 	defer func() {
 		if !returned {
@@ -228,6 +231,10 @@ func (h *handler) text(r *http.Request) string {
 // its path, up to net/http's header limit (1 MB), and one such span would
 // make an export too large for a Collector to take.
 const maxPath = 2048
+
+// maxMethod bounds the method a span names as the client sent it, when
+// net/http defines no such method (http.request.method_original).
+const maxMethod = 32
 
 // clipPath returns p cut to maxPath bytes, at a rune boundary.
 func clipPath(p string) string {

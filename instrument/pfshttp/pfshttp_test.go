@@ -676,7 +676,8 @@ func TestWithContext(t *testing.T) {
 // TestRequestProtocolForSpans: a captured request carries its status,
 // scheme and path for its span (pfscore.Protocol), the path clipped to 2
 // KiB (a client chooses it); a request whose handler panicked carries its
-// scheme and path, and no status it did not send.
+// scheme and path, and no status it did not send; a method net/http does
+// not define, as the client sent it.
 func TestRequestProtocolForSpans(t *testing.T) {
 	s := newSchema(t)
 	s.EnableTraceCapture(pfscore.TraceCapture{Sampler: pfscore.TraceSampler{Ratio: 1}})
@@ -691,6 +692,7 @@ func TestRequestProtocolForSpans(t *testing.T) {
 			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
 		}()
 	}
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("BREW", "/pot", nil))
 	got := map[string]pfscore.Protocol{}
 	for _, tr := range s.ReadTraces(nil, 0) {
 		if tr.Protocol == nil {
@@ -712,5 +714,8 @@ func TestRequestProtocolForSpans(t *testing.T) {
 	}
 	if p := got["GET /boom /boom"]; p != (pfscore.Protocol{Scheme: "http", Path: "/boom"}) {
 		t.Errorf("panic: %+v", p)
+	}
+	if p := got["_OTHER (unmatched) /pot"]; p.Method != "BREW" || p.Status != 404 {
+		t.Errorf("a method net/http does not define: %+v", p)
 	}
 }
