@@ -289,15 +289,40 @@ func (p *tracePipeline) readLoop() {
 
 // readHistory reads the trees that ended since the previous read and
 // enqueues them.
+//
+// It reads while the queue has room, a few trees at a time (at most
+// readChunk, and an eighth as many as the spans the queue has room for, a
+// request making a few spans): a tree
+// left in the capture's queue costs nothing until it is read, where one
+// made into spans the queue cannot take would be work thrown away. (Past
+// the capture queue's bound, new trees are dropped and counted.)
 func (p *tracePipeline) readHistory() {
 	p.readMu.Lock()
 	defer p.readMu.Unlock()
-	spans := p.trees.Read(nil, 0)
+	for room := p.room(); room > 0; room = p.room() {
+		spans := p.trees.Read(nil, min(max(room/8, 1), readChunk))
+		if len(spans) == 0 {
+			break
+		}
+		p.enqueue(spans)
+	}
 	if total := captureLost(p.s.TraceStats()); total > p.histLost {
 		p.counter.eventsLost.Add(total - p.histLost)
 		p.histLost = total
 	}
-	p.enqueue(spans)
+}
+
+// readChunk is how many trees readHistory reads at a time.
+const readChunk = 128
+
+// room returns how many more spans the queue takes.
+func (p *tracePipeline) room() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return 0
+	}
+	return len(p.queue) - p.n
 }
 
 // enqueue adds spans to the queue; those that do not fit are dropped and
@@ -632,6 +657,10 @@ func (p *tracePipeline) shutdown(ctx context.Context) error {
 		p.progress = make(chan struct{})
 		p.mu.Unlock()
 		p.counter.spansLost.Add(uint64(left))
+		// Trees the queue had no room for at the last read are lost too.
+		if rest := p.trees.Read(nil, 0); len(rest) > 0 {
+			p.counter.spansLost.Add(uint64(len(rest)))
+		}
 		err = errors.Join(err, p.sender.close())
 	})
 	return err

@@ -562,3 +562,33 @@ func TestWithSpanExporterSendsThroughTheApplicationsExporter(t *testing.T) {
 		t.Errorf("resource %v", req.Resource)
 	}
 }
+
+// TestReadLeavesWhatTheQueueCannotTake: with the span queue full (the
+// endpoint down), the pipeline leaves the trees it cannot queue in the
+// capture's queue rather than make spans to drop them; what is left at
+// shutdown is counted lost, every span once.
+func TestReadLeavesWhatTheQueueCannotTake(t *testing.T) {
+	w := newWorld(t)
+	cfg := testConfig(freeAddr(t))
+	cfg.queueSize = 9 // three requests' spans
+	p, err := startTraces(w.s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := instrument.NewThread("thread/app/request", w.in)
+	const requests = 20
+	for range requests {
+		w.request(th, pfscore.StatementInfo{})
+	}
+	th.End()
+	p.readHistory()
+	if st := w.s.TraceStats(); st.Queued == 0 || st.Trees != requests {
+		t.Errorf("capture after a read with the queue full: %+v; want trees left queued", st)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = p.shutdown(ctx)
+	if lost := statusOf(t, w.s, StatusSpansLost); lost != 3*requests {
+		t.Errorf("Performance_schema_export_spans_lost = %d, want every span of the %d requests, %d", lost, requests, 3*requests)
+	}
+}
