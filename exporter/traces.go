@@ -230,6 +230,11 @@ func startTraces(s *pfscore.Schema, cfg traceConfig) (*tracePipeline, error) {
 		pfscore.SetTraceHook(bridge.TraceContext)
 		p.hook = true
 	}
+	// Trees of requests that were still running when an earlier pipeline
+	// shut down: stale, and counted lost rather than sent now.
+	if stale := trees.Read(nil, 0); len(stale) > 0 {
+		c.spansLost.Add(uint64(len(stale)))
+	}
 	s.EnableTraceCapture(pfscore.TraceCapture{Sampler: cfg.sampler})
 	p.histLost = captureLost(s.TraceStats())
 	go p.readLoop()
@@ -299,13 +304,23 @@ func (p *tracePipeline) readLoop() {
 func (p *tracePipeline) readHistory() {
 	p.readMu.Lock()
 	defer p.readMu.Unlock()
-	for room := p.room(); room > 0; room = p.room() {
-		spans := p.trees.Read(nil, min(max(room/8, 1), readChunk))
+	// At most the trees queued now: under a steady load a read ends.
+	budget := p.s.TraceStats().Queued
+	for room := p.room(); room > 0 && budget > 0; room = p.room() {
+		n := min(max(room/8, 1), readChunk, budget)
+		budget -= n
+		spans := p.trees.Read(nil, n)
 		if len(spans) == 0 {
 			break
 		}
 		p.enqueue(spans)
 	}
+	p.noteCaptureLosses()
+}
+
+// noteCaptureLosses adds what the capture lost since it last looked to
+// the events lost. Under readMu.
+func (p *tracePipeline) noteCaptureLosses() {
 	if total := captureLost(p.s.TraceStats()); total > p.histLost {
 		p.counter.eventsLost.Add(total - p.histLost)
 		p.histLost = total
@@ -637,9 +652,6 @@ func (p *tracePipeline) shutdown(ctx context.Context) error {
 		if p.hook {
 			pfscore.SetTraceHook(nil)
 		}
-		spanPipelinesMu.Lock()
-		delete(spanPipelines, p.s)
-		spanPipelinesMu.Unlock()
 		lost := p.counter.spansLost.Load()
 		p.readHistory()
 		err = p.drain(ctx, lost)
@@ -658,10 +670,21 @@ func (p *tracePipeline) shutdown(ctx context.Context) error {
 		p.mu.Unlock()
 		p.counter.spansLost.Add(uint64(left))
 		// Trees the queue had no room for at the last read are lost too.
+		// (A request still running ends after this: its tree waits in the
+		// capture's queue, and the next pipeline on the schema counts it
+		// lost as it starts.)
+		p.readMu.Lock()
 		if rest := p.trees.Read(nil, 0); len(rest) > 0 {
 			p.counter.spansLost.Add(uint64(len(rest)))
 		}
+		p.noteCaptureLosses()
+		p.readMu.Unlock()
 		err = errors.Join(err, p.sender.close())
+		// Last: until here, this pipeline reads the schema's trees, and a
+		// new one must not start beside it.
+		spanPipelinesMu.Lock()
+		delete(spanPipelines, p.s)
+		spanPipelinesMu.Unlock()
 	})
 	return err
 }

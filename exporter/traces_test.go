@@ -599,3 +599,53 @@ func TestReadLeavesWhatTheQueueCannotTake(t *testing.T) {
 		t.Errorf("Performance_schema_export_spans_lost = %d, want every span of the %d requests, %d", lost, requests, 3*requests)
 	}
 }
+
+// TestShutdownKeepsTheSchemaUntilDone: a pipeline shutting down still
+// reads the schema's trees, so a second one cannot start beside it until
+// its shutdown has returned; the tree of a request that ends after that
+// shutdown (it ran across it) is counted lost when the next pipeline
+// starts, never sent stale or left uncounted.
+func TestShutdownKeepsTheSchemaUntilDone(t *testing.T) {
+	w := newWorld(t)
+	cfg := testConfig(freeAddr(t)) // nothing listens: shutdown waits out its context
+	a, err := startTraces(w.s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := instrument.NewThread("thread/app/request", w.in)
+	defer th.End()
+	w.request(th, pfscore.StatementInfo{}) // queued in a, never sent
+	running := w.requests.StartOn(th, pfscore.StatementInfo{Text: "GET /slow", Normalized: true})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		_ = a.shutdown(ctx)
+	}()
+	time.Sleep(50 * time.Millisecond) // a's shutdown in progress
+	select {
+	case <-done:
+		t.Fatal("shutdown returned at once with the endpoint down; the test needs it in progress")
+	default:
+	}
+	if _, err := startTraces(w.s, testConfig(freeAddr(t))); err == nil {
+		t.Error("a second pipeline started while the first was shutting down")
+	}
+	<-done
+	running.End(pfscore.StatementResult{}) // its tree: one span, after a's last read
+	lostBefore := statusOf(t, w.s, StatusSpansLost)
+	b, err := startTraces(w.s, testConfig(freeAddr(t)))
+	if err != nil {
+		t.Fatalf("after the first's shutdown: %v", err)
+	}
+	if got := statusOf(t, w.s, StatusSpansLost) - lostBefore; got != 1 {
+		t.Errorf("the stale tree's span: %d counted lost as the next pipeline started, want 1", got)
+	}
+	if st := w.s.TraceStats(); st.Queued != 0 {
+		t.Errorf("capture %+v: the stale tree is still queued", st)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_ = b.shutdown(ctx)
+}

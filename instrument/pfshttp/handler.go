@@ -128,12 +128,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st := h.stmts.Start(ctx, methodName(r.Method))
 	// The request's span shows its scheme and path (clipped: a client
 	// chooses them), and the status once the handler returns.
-	q.proto = pfscore.Protocol{Scheme: "http", Path: clipPath(r.URL.Path)}
+	q.proto = pfscore.Protocol{Scheme: "http", Path: clip(r.URL.Path, maxPath)}
 	if r.TLS != nil {
 		q.proto.Scheme = "https"
 	}
 	if methodName(r.Method) == "_OTHER" {
-		q.proto.Method = r.Method[:min(len(r.Method), maxMethod)]
+		q.proto.Method = clip(r.Method, maxMethod)
 	}
 	returned := false
 	defer func() {
@@ -212,10 +212,16 @@ func (h *handler) text(r *http.Request) string {
 	// A CONNECT that ServeMux redirects to its path with a slash added gets
 	// that path as its Pattern: the client's, not a route.
 	if r.Pattern != "" && !(r.Method == http.MethodConnect && r.Pattern == r.URL.Path+"/") {
-		if !strings.Contains(r.Pattern, " ") {
+		i := strings.IndexAny(r.Pattern, " \t")
+		if i < 0 {
 			// A pattern for every method ("/notes/"): the route is still
 			// the request's method and the pattern.
 			return methodName(r.Method) + " " + r.Pattern
+		}
+		if rest := r.Pattern[i:]; rest[0] != ' ' || len(rest) > 1 && (rest[1] == ' ' || rest[1] == '\t') {
+			// "GET\t/x", "GET   /x": ServeMux takes any blanks between
+			// the method and the path; the route has one space.
+			return r.Pattern[:i] + " " + strings.TrimLeft(rest, " \t")
 		}
 		return r.Pattern
 	}
@@ -236,16 +242,16 @@ const maxPath = 2048
 // net/http defines no such method (http.request.method_original).
 const maxMethod = 32
 
-// clipPath returns p cut to maxPath bytes, at a rune boundary.
-func clipPath(p string) string {
-	if len(p) <= maxPath {
-		return p
+// clip returns s cut to at most max bytes, at a rune boundary.
+func clip(s string, max int) string {
+	if len(s) <= max {
+		return s
 	}
-	n := maxPath
-	for n > 0 && !utf8.RuneStart(p[n]) {
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
-	return p[:n]
+	return s[:n]
 }
 
 // methodName returns m if net/http defines it, else "_OTHER".
