@@ -37,7 +37,8 @@ var (
 )
 
 // request runs one request's tree on th: the request statement, a stage in
-// it with a wait, a SQL statement in the stage with waits waits in it.
+// it with a wait, a SQL statement in the stage with waits waits in it; the
+// request's ROWS_SENT says waits, for a reader to check its tree by.
 func (f *captureFixture) request(th *Thread, info StatementInfo, waits int) {
 	st := f.s.StartStatement(th, f.req, info)
 	th.StartStage(f.stage, "h.go:1")
@@ -47,7 +48,7 @@ func (f *captureFixture) request(th *Thread, info StatementInfo, waits int) {
 		waitOnce(f.m, th)
 	}
 	q.End(StatementResult{RowsSent: 1})
-	st.EndWithText("GET /notes/{id}", true, StatementResult{})
+	st.EndWithText("GET /notes/{id}", true, StatementResult{RowsSent: uint64(waits)})
 }
 
 // TestCaptureHandsOverCompleteTree: a sampled top-level statement's tree
@@ -262,16 +263,7 @@ func TestCaptureConcurrentSafe(t *testing.T) {
 			th := f.s.NewThread(f.thread, ThreadOptions{})
 			defer th.End()
 			for i := range rounds {
-				n := (w + i) % 4
-				st := f.s.StartStatement(th, f.req, StatementInfo{Text: "GET /x", Normalized: true})
-				th.StartStage(f.stage, "h.go:1")
-				waitOnce(f.m, th)
-				q := f.s.StartSQL(th, StatementInfo{Text: "SELECT a FROM t WHERE id = 1", Schema: "app"})
-				for range n {
-					waitOnce(f.m, th)
-				}
-				q.End(StatementResult{})
-				st.End(StatementResult{RowsSent: uint64(n)}) // verify reads n back
+				f.request(th, StatementInfo{Text: "GET /x", Normalized: true}, (w+i)%4)
 			}
 		}()
 	}
@@ -287,15 +279,7 @@ func TestCaptureConcurrentSafe(t *testing.T) {
 	f.s.EnableTraceCapture(TraceCapture{Sampler: TraceSampler{Ratio: 1}, Queue: 64})
 	th := f.s.NewThread(f.thread, ThreadOptions{})
 	for n := range 3 {
-		st := f.s.StartStatement(th, f.req, StatementInfo{Text: "GET /x", Normalized: true})
-		th.StartStage(f.stage, "h.go:1")
-		waitOnce(f.m, th)
-		q := f.s.StartSQL(th, StatementInfo{Text: "SELECT a FROM t WHERE id = 1", Schema: "app"})
-		for range n {
-			waitOnce(f.m, th)
-		}
-		q.End(StatementResult{})
-		st.End(StatementResult{RowsSent: uint64(n)})
+		f.request(th, StatementInfo{Text: "GET /x", Normalized: true}, n)
 	}
 	th.End()
 	last := f.s.ReadTraces(nil, 0)
