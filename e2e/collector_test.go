@@ -166,18 +166,26 @@ func (p *process) output() string {
 // process exits or 30 s pass first.
 func (p *process) waitTCP(addr string) {
 	p.t.Helper()
+	if err := p.listening(addr); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// listening waits until addr accepts connections, and says why not if the
+// process exits or 30 s pass first.
+func (p *process) listening(addr string) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			c.Close()
-			return
+			return nil
 		}
 		if p.exited() {
-			p.t.Fatalf("%s exited (%v) before listening on %s:\n%s", p.name, p.err, addr, p.output())
+			return fmt.Errorf("%s exited (%v) before listening on %s:\n%s", p.name, p.err, addr, p.output())
 		}
 		if time.Now().After(deadline) {
-			p.t.Fatalf("%s: nothing listens on %s after 30 s:\n%s", p.name, addr, p.output())
+			return fmt.Errorf("%s: nothing listens on %s after 30 s:\n%s", p.name, addr, p.output())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -211,12 +219,39 @@ func startCollector(t *testing.T, bin, otlp, prom, out string) *collector {
 	if err != nil {
 		t.Fatal(err)
 	}
-	otlpHTTP := freeAddr(t)
-	p := start(t, out, "otelcol", collectorEnv(otlp, prom, out, otlpHTTP), bin, "--config="+cfg)
-	p.waitTCP(otlp)
-	p.waitTCP(prom)
-	p.waitTCP(otlpHTTP)
-	return &collector{process: p, otlp: otlp, prom: prom, otlpHTTP: otlpHTTP, out: out}
+	// freeAddr's ports are free when it returns, not when the Collector
+	// binds them: another test (or process) may take one in between. So a
+	// Collector that could not bind is started again on other ports (those
+	// the caller did not choose).
+	pickOTLP, pickProm := otlp == "", prom == ""
+	for attempt := 1; ; attempt++ {
+		otlpHTTP := freeAddr(t)
+		name := "otelcol" // its log: otelcol.log, then otelcol-2.log, ...
+		if attempt > 1 {
+			name = fmt.Sprintf("otelcol-%d", attempt)
+		}
+		p := start(t, out, name, collectorEnv(otlp, prom, out, otlpHTTP), bin, "--config="+cfg)
+		err := p.listening(otlp)
+		if err == nil {
+			err = p.listening(prom)
+		}
+		if err == nil {
+			err = p.listening(otlpHTTP)
+		}
+		if err == nil {
+			return &collector{process: p, otlp: otlp, prom: prom, otlpHTTP: otlpHTTP, out: out}
+		}
+		if attempt == 3 || !p.exited() || !strings.Contains(p.output(), "address already in use") {
+			t.Fatal(err)
+		}
+		t.Logf("the Collector could not bind a port another took (attempt %d); again on other ports", attempt)
+		if pickOTLP {
+			otlp = freeAddr(t)
+		}
+		if pickProm {
+			prom = freeAddr(t)
+		}
+	}
 }
 
 // collectorEnv is the environment testdata/collector.yaml reads; the
