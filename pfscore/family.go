@@ -377,7 +377,10 @@ type IOStats struct {
 }
 
 func (r ioStat) view() IOStats {
-	a := r.All()
+	// The total of settled parts may still have its AVG below its MIN:
+	// an untimed wait of one part counts with no time, and its part has no
+	// extremes to widen. Settled again, MIN <= AVG <= MAX holds here too.
+	a := r.All().settled()
 	return IOStats{
 		a.Count, a.Sum, a.Min, a.Avg(), a.Max,
 		r.Read.Count, r.Read.Sum, r.Read.Min, r.Read.Avg(), r.Read.Max, r.ReadBytes,
